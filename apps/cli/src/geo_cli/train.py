@@ -1,0 +1,12 @@
+"""`geo train`: fine-tuning of Qwen-VL-family models (geotrain)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Commands for fine-tuning of Qwen-VL-family models (geotrain).", no_args_is_help=True)
+
+
+@app.callback()
+def _group() -> None:
+    """Group callback: lets the sub-app exist (and show --help) before its first command."""

@@ -1,0 +1,12 @@
+"""`geo tts`: test-time scaling (geotts)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Commands for test-time scaling (geotts).", no_args_is_help=True)
+
+
+@app.callback()
+def _group() -> None:
+    """Group callback: lets the sub-app exist (and show --help) before its first command."""

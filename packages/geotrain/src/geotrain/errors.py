@@ -1,0 +1,5 @@
+"""Errors raised by geotrain."""
+
+
+class GeoTrainError(Exception):
+    """Base class of every error geotrain raises on purpose."""
