@@ -153,7 +153,7 @@ def check(
     table = Table(title=f"geo dsl check: {dataset or 'bundled sample'}")
     for col in ("programs", "agree", "disagree", "error", "agreement"):
         table.add_column(col, justify="right")
-    table.add_row(str(report.total), str(report.agree), str(report.disagree), str(report.errors),
+    table.add_row(str(report.total), str(report.agree), str(report.disagree), str(report.error + report.crash),
                   f"{report.agreement:.2%}")
     console.print(table)
     for miss in report.misses[:show]:
