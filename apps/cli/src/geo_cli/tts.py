@@ -1,12 +1,317 @@
-"""`geo tts`: test-time scaling (geotts)."""
+"""``geo tts``: test-time scaling (geotts) on recorded pools, live backends, and reports.
+
+Pool commands read JSON Lines (``-`` is stdin), one pool per line::
+
+    {"id": "p1", "traces": {"program": [3.0, null], "pal": [...], "cot_program": [...], "cot_pal": [...]}}
+
+and write one decision per line, in input order: ``{"id", "answer", "depth", "samples"}``. A bad
+line gets ``{"id", "error"}`` and the rest of the batch still runs; the exit code is then 1.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+from collections.abc import Callable, Hashable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
 import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from geo_cli._errors import guarded
+from geo_cli._jsonl import Line, emit, open_input, read_lines
 
 app = typer.Typer(help="Commands for test-time scaling (geotts).", no_args_is_help=True)
 
+PoolsArg = Annotated[str, typer.Argument(help="Pools as JSON Lines, or - for standard input.")]
+DepthOpt = Annotated[
+    int | None, typer.Option("--depth", "-d", min=1, help="D: answers read per trace type (default: all).")
+]
+OrderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--order",
+        help="Comma-separated trace types in read order (default: program,pal,cot_program,cot_pal).",
+    ),
+]
 
-@app.callback()
-def _group() -> None:
-    """Group callback: lets the sub-app exist (and show --help) before its first command."""
+
+def _order(order: str | None) -> list[str] | None:
+    return None if order is None else [t.strip() for t in order.split(",") if t.strip()]
+
+
+def _answers(value: Any, where: str) -> list[Hashable | None]:
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be a list of numbers or null, got {type(value).__name__}")
+    for i, a in enumerate(value):
+        if a is not None and (isinstance(a, bool) or not isinstance(a, int | float | str)):
+            raise ValueError(f"{where}[{i}] must be a number, a string or null, got {a!r}")
+    return list(value)
+
+
+def _traces(line: Line) -> dict[str, list[Hashable | None]]:
+    assert line.record is not None
+    traces = line.record.get("traces")
+    if not isinstance(traces, dict) or not traces:
+        raise ValueError(f"line {line.number}: 'traces' must be a non-empty object of answer lists")
+    return {str(t): _answers(a, f"line {line.number}: traces.{t}") for t, a in traces.items()}
+
+
+def _run_pools(path: str, decide: Callable[[Line], Any]) -> None:
+    import geotts
+
+    failed = 0
+    with open_input(path) as stream:
+        for line in read_lines(stream):
+            if line.error is not None:
+                emit({"id": None, "error": line.error})
+                failed += 1
+                continue
+            try:
+                emit(decide(line).to_json(id=line.id))
+            except (geotts.StrategyConfigError, ValueError) as exc:
+                emit({"id": line.id, "error": " ".join(str(exc).split())})
+                failed += 1
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@app.command("cg-mte")
+@guarded
+def cg_mte(
+    pools: PoolsArg,
+    depth: DepthOpt = None,
+    order: OrderOpt = None,
+    fallback: Annotated[
+        str | None, typer.Option(help="Trace type answering without consensus (default cot_pal).")
+    ] = None,
+) -> None:
+    """Consensus-guided MTE: stop at the first depth with a unique most frequent answer."""
+    import geotts
+
+    _run_pools(
+        pools, lambda line: geotts.cg_mte(_traces(line), order=_order(order), fallback=fallback, depth=depth)
+    )
+
+
+@app.command("mte")
+@guarded
+def mte(pools: PoolsArg, depth: DepthOpt = None, order: OrderOpt = None) -> None:
+    """Standard MTE: majority vote over the top-D answers of every trace type."""
+    import geotts
+
+    _run_pools(pools, lambda line: geotts.mte(_traces(line), order=_order(order), depth=depth))
+
+
+@app.command("sc")
+@guarded
+def sc(
+    pools: PoolsArg,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Budget: candidates voted on.")],
+    trace: Annotated[
+        str | None, typer.Option(help="Ranked list to vote on: a trace type, or 'unified'.")
+    ] = None,
+) -> None:
+    """Self-consistency over the first K answers of one ranked list (the pool's 'unified' list by default)."""
+    import geotts
+
+    def decide(line: Line) -> Any:
+        assert line.record is not None
+        if trace not in (None, "unified"):
+            answers = _traces(line).get(trace)
+            if answers is None:
+                raise ValueError(f"line {line.number}: pool has no trace type {trace!r}")
+        elif "unified" in line.record:
+            answers = _answers(line.record["unified"], f"line {line.number}: unified")
+        else:
+            traces = _traces(line)
+            if len(traces) != 1 or trace == "unified":
+                raise ValueError(
+                    f"line {line.number}: pool has {len(traces)} trace types and no 'unified' list; pass --trace"
+                )
+            answers = next(iter(traces.values()))
+        return geotts.self_consistency(answers, k=k)
+
+    _run_pools(pools, decide)
+
+
+class BackendSpec(BaseModel):
+    """Which backend ``geo tts run`` drives."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["transformers", "openai", "vllm"]
+    """Backend family."""
+    model: str
+    """Model folder or name (relative folders are read from the config file's folder)."""
+    base_url: str | None = None
+    """Server URL for ``openai`` (e.g. http://127.0.0.1:8000/v1)."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key for ``openai`` (never the key itself)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Extra constructor arguments of the backend."""
+
+
+class RunConfig(BaseModel):
+    """The file given to ``geo tts run`` (YAML or JSON)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: BackendSpec
+    """The generation backend."""
+    strategy: dict[str, Any]
+    """One-key strategy spec, e.g. ``{"cg_mte": {"depth": 10, "params": {"mode": "sample"}}}``."""
+    problems: str
+    """JSON Lines of ``{"id", "question", "images": [paths], "gold"?}`` (relative to the config file)."""
+    extractor: Literal["last-number", "geodsl-answer"] = "last-number"
+    """How answers are read from candidates."""
+    batch_size: int = Field(default=16, ge=1)
+    """Problems per strategy call."""
+
+
+def _load_config(path: Path) -> RunConfig:
+    import yaml
+
+    from geotts import StrategyConfigError
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return RunConfig.model_validate(raw)
+    except yaml.YAMLError as exc:
+        raise StrategyConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise StrategyConfigError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+
+
+def build_sampler(spec: BackendSpec, base: Path) -> Any:
+    """Construct the backend named by ``spec`` (imports its extra only now)."""
+    model = str(base / spec.model) if (base / spec.model).exists() else spec.model
+    if spec.kind == "transformers":
+        from geotts.backends.transformers import TransformersSampler
+
+        return TransformersSampler.from_pretrained(model, **spec.options)
+    if spec.kind == "vllm":
+        from geotts.backends.vllm import VLLMSampler
+
+        return VLLMSampler(model, **spec.options)
+    from geotts import StrategyConfigError
+    from geotts.backends.openai import OpenAICompatibleSampler
+
+    if spec.base_url is None:
+        raise StrategyConfigError("backend.base_url is required for kind 'openai'")
+    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    return OpenAICompatibleSampler(spec.base_url, spec.model, api_key=key, **spec.options)
+
+
+def build_extractor(name: str) -> Any:
+    """The answer extractor called ``name``: ``last-number`` (geotts) or ``geodsl-answer`` (geodsl.answers)."""
+    import geotts
+
+    if name == "last-number":
+        return geotts.LastNumberExtractor()
+    from geodsl.answers import extract_final_answer, parse_answer
+    from geodsl.errors import AnswerParseError
+
+    def geodsl_answer(completion: geotts.Completion, trace_type: str | None) -> float | None:
+        if completion.finish_reason == "length":
+            return None
+        text = extract_final_answer(completion.text)
+        if text is None:
+            return None
+        try:
+            return parse_answer(text)
+        except AnswerParseError:
+            return None
+
+    return geodsl_answer
+
+
+def _problems(path: Path) -> Iterator[tuple[Any, float | None]]:
+    import geotts
+
+    with open_input(str(path)) as stream:
+        for line in read_lines(stream):
+            if line.record is None:
+                raise geotts.StrategyConfigError(f"{path}: {line.error}")
+            rec = line.record
+            if not isinstance(rec.get("id"), str | int) or not isinstance(rec.get("question"), str):
+                raise geotts.StrategyConfigError(
+                    f"{path}: line {line.number}: needs a string 'id' and a string 'question'"
+                )
+            images = tuple(path.parent / str(p) for p in rec.get("images", []))
+            missing = [str(p) for p in images if not p.is_file()]
+            if missing:
+                raise geotts.StrategyConfigError(
+                    f"{path}: line {line.number}: image files not found: {missing}"
+                )
+            try:
+                problem = geotts.Problem(
+                    id=str(rec.get("id")), question=str(rec.get("question", "")), images=images
+                )
+            except ValidationError as exc:
+                raise geotts.StrategyConfigError(
+                    f"{path}: line {line.number}: {exc.errors()[0]['msg']}"
+                ) from exc
+            gold = rec.get("gold")
+            yield problem, gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
+
+
+@app.command("run")
+@guarded
+def run(
+    config: Annotated[Path, typer.Argument(help="Run configuration (YAML or JSON).")],
+    pools: Annotated[
+        Path | None,
+        typer.Option(help="Also write the answers read as a pools file (input of `geo tts report`)."),
+    ] = None,
+) -> None:
+    """Sample live with a backend and a strategy; one decision (with its answer pool) per problem."""
+    import geotts
+    from geotts.report import is_correct
+
+    cfg = _load_config(config)
+    strategy = geotts.strategy_from_spec(cfg.strategy)
+    base = config.parent
+    items = list(_problems(base / cfg.problems))
+    sampler = build_sampler(cfg.backend, base)
+    extractor = build_extractor(cfg.extractor)
+    with contextlib.ExitStack() as stack:
+        pool_out = None if pools is None else stack.enter_context(pools.open("w", encoding="utf-8"))
+        for start in range(0, len(items), cfg.batch_size):
+            chunk = items[start : start + cfg.batch_size]
+            decisions = geotts.run_strategy(strategy, sampler, [p for p, _ in chunk], extractor)
+            for (problem, gold), d in zip(chunk, decisions, strict=True):
+                traces = {name: list(answers) for name, answers in d.pool}
+                out = {**d.to_json(id=problem.id), "traces": traces}
+                if gold is not None:
+                    out.update(gold=gold, correct=is_correct(d.answer, gold))
+                emit(out)
+                if pool_out is not None:
+                    emit({"id": problem.id, "gold": gold, "traces": traces}, pool_out)
+
+
+@app.command("report")
+@guarded
+def report(
+    pools: Annotated[Path, typer.Argument(help="Recorded pools (JSON Lines with gold answers).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for report.md, summary.json and PNG figures.")
+    ],
+    depths: Annotated[
+        str | None, typer.Option(help="Comma-separated depths D to evaluate (default 1..max).")
+    ] = None,
+    order: OrderOpt = None,
+) -> None:
+    """Evaluate SC, MTE, CG-MTE and the adaptive baselines on recorded pools; write tables and figures."""
+    from geotts import StrategyConfigError
+    from geotts.report import evaluate, load_pools, write_report
+
+    try:
+        ds = None if depths is None else [int(x) for x in depths.split(",") if x.strip()]
+    except ValueError as exc:
+        raise StrategyConfigError(f"--depths must be comma-separated integers, got {depths!r}") from exc
+    files = write_report(evaluate(load_pools(pools), depths=ds, order=_order(order)), out)
+    typer.echo(json.dumps({"written": [str(f) for f in files]}))

@@ -1,0 +1,410 @@
+"""Strategies that drive a :class:`~geotts.Sampler`: SC, standard MTE and incremental CG-MTE.
+
+CG-MTE asks the backend only for what the current depth needs, and only for problems that have not
+reached consensus, so compute is saved rather than merely counted. How depth grows depends on
+decoding:
+
+* sampling: one more candidate per trace type per depth (seed ``seed + d - 1``); exact and incremental;
+* beam, ``reveal``: one beam search of width D per trace type at depth 1, revealed depth by depth;
+  ``samples`` follows the paper (V x d) while ``generated``/``tokens`` report the D beams really decoded;
+* beam, ``regrow``: a fresh beam search of width d at depth d (a width-d beam is not the top-d of a
+  width-D beam); ``generated`` is 1 + 2 + ... + d per trace type, all of it really decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Annotated, ClassVar, Literal, Protocol, Self
+
+from pydantic import Field, model_validator
+
+from geotts._aggregate import DEFAULT_ORDER, pool_at_depth, resolve_fallback
+from geotts._models import (
+    BeamParams,
+    ChatMessage,
+    Completion,
+    Decision,
+    GenerationRequest,
+    GeoTTSModel,
+    Problem,
+    SamplingParams,
+)
+from geotts._protocols import AnswerExtractor, Sampler
+from geotts._vote import AnswerKey, numeric_key, tally
+from geotts.errors import BackendError, StrategyConfigError
+
+__all__ = (
+    "TRACE_INSTRUCTIONS",
+    "CGMTEConfig",
+    "ConsensusEnsemble",
+    "MTEConfig",
+    "MultiTraceEnsemble",
+    "SelfConsistency",
+    "SelfConsistencyConfig",
+    "Strategy",
+    "run_strategy",
+    "strategy_from_spec",
+)
+
+#: Trace-specific instructions appended to the question (seed 000, appendix D.1); ``{question}`` is replaced.
+TRACE_INSTRUCTIONS: Mapping[str, str] = {
+    "program": "{question} Please solve the problem using a symbolic program.",
+    "pal": "{question} Please solve the problem using Python code.",
+    "cot_program": "{question} Please reason step by step, then solve the problem using a symbolic program.",
+    "cot_pal": "{question} Please reason step by step, then solve the problem using Python code.",
+}
+
+Params = SamplingParams | BeamParams
+
+
+def _check_instruction(name: str, template: str) -> None:
+    if "{question}" not in template:
+        raise StrategyConfigError(f"instruction for {name!r} has no '{{question}}' placeholder: {template!r}")
+
+
+class SelfConsistencyConfig(GeoTTSModel):
+    """Self-consistency on a unified model: K candidates from one prompt, majority vote."""
+
+    k: Annotated[int, Field(ge=1)] = 40
+    """Candidates per problem (the beam width under beam search)."""
+    params: Params = Field(default_factory=BeamParams, discriminator="mode")
+    """Decoding: beam search (default) or sampling."""
+    instruction: str = "{question}"
+    """Prompt template; ``{question}`` is replaced by the problem's question."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _check_instruction("self_consistency", self.instruction)
+        return self
+
+
+class MTEConfig(GeoTTSModel):
+    """Standard multi-trace ensemble: D candidates per trace type, one vote over all of them."""
+
+    depth: Annotated[int, Field(ge=1)] = 10
+    """D, candidates per trace type."""
+    order: tuple[str, ...] = DEFAULT_ORDER
+    """Trace types, in read order (ties go to the earliest read)."""
+    params: Params = Field(default_factory=BeamParams, discriminator="mode")
+    """Decoding: beam search (default) or sampling."""
+    instructions: dict[str, str] = Field(default_factory=lambda: dict(TRACE_INSTRUCTIONS))
+    """Prompt template per trace type."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if not self.order or len(set(self.order)) != len(self.order):
+            raise StrategyConfigError(f"order must list distinct trace types, got {list(self.order)}")
+        missing = [t for t in self.order if t not in self.instructions]
+        if missing:
+            raise StrategyConfigError(
+                f"no instruction for trace types {missing}; known: {sorted(self.instructions)}"
+            )
+        for name in self.order:
+            _check_instruction(name, self.instructions[name])
+        if isinstance(self.params, SamplingParams) and self.params.temperature == 0.0 and self.depth > 1:
+            raise StrategyConfigError(
+                f"greedy decoding yields one candidate per prompt; depth={self.depth} needs beam or sampling"
+            )
+        return self
+
+
+class CGMTEConfig(MTEConfig):
+    """Consensus-guided MTE: grow the depth only while no unique most frequent answer exists."""
+
+    fallback: str | None = None
+    """Trace type whose top-1 answers without consensus (default cot_pal, else the last of ``order``)."""
+    beam_policy: Literal["reveal", "regrow"] = "reveal"
+    """Beam search only: decode width D once and reveal it, or decode width d afresh at each depth."""
+
+    @model_validator(mode="after")
+    def _check_fallback(self) -> Self:
+        resolve_fallback(self.order, self.fallback)
+        return self
+
+
+class _Cost:
+    """Candidates and tokens actually generated for one problem."""
+
+    def __init__(self) -> None:
+        self.generated = 0
+        self.tokens: int | None = 0
+
+    def add(self, completions: Sequence[Completion]) -> None:
+        self.generated += len(completions)
+        for c in completions:
+            self.tokens = None if self.tokens is None or c.num_tokens is None else self.tokens + c.num_tokens
+
+
+def _request(problem: Problem, template: str, trace: str | None, n: int, params: Params) -> GenerationRequest:
+    messages: list[ChatMessage] = []
+    if problem.system is not None:
+        messages.append(ChatMessage(role="system", content=problem.system))
+    messages.append(ChatMessage(role="user", content=template.replace("{question}", problem.question)))
+    return GenerationRequest(
+        messages=tuple(messages), images=problem.images, trace_type=trace, n=n, params=params
+    )
+
+
+def _seeded(params: Params, offset: int) -> Params:
+    if isinstance(params, SamplingParams) and params.seed is not None:
+        return params.model_copy(update={"seed": params.seed + offset})
+    return params
+
+
+def _generate(sampler: Sampler, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
+    if not requests:
+        return []
+    outputs = sampler.generate(requests)
+    if len(outputs) != len(requests):
+        raise BackendError(f"sampler returned {len(outputs)} result lists for {len(requests)} requests")
+    for i, (req, out) in enumerate(zip(requests, outputs, strict=True)):
+        if len(out) != req.n:
+            raise BackendError(
+                f"sampler returned {len(out)} candidates for request {i} ({req.trace_type}), expected {req.n}"
+            )
+    return outputs
+
+
+def _unique_ids(problems: Sequence[Problem]) -> None:
+    seen: set[str] = set()
+    dup = [p.id for p in problems if p.id in seen or seen.add(p.id)]
+    if dup:
+        raise StrategyConfigError(f"problem ids must be unique; repeated: {sorted(set(dup))}")
+
+
+class Strategy(Protocol):
+    """A test-time scaling strategy that drives a sampler over a batch of problems."""
+
+    name: ClassVar[str]
+
+    def run(
+        self,
+        sampler: Sampler,
+        problems: Sequence[Problem],
+        extractor: AnswerExtractor,
+        *,
+        key: AnswerKey = numeric_key,
+    ) -> list[Decision]:
+        """Decide every problem; one decision per problem, in order."""
+        ...
+
+
+class SelfConsistency:
+    """Live self-consistency: one request of K candidates per problem, then a majority vote."""
+
+    name: ClassVar[str] = "self_consistency"
+
+    def __init__(self, config: SelfConsistencyConfig | None = None) -> None:
+        self.config = config or SelfConsistencyConfig()
+
+    def run(
+        self,
+        sampler: Sampler,
+        problems: Sequence[Problem],
+        extractor: AnswerExtractor,
+        *,
+        key: AnswerKey = numeric_key,
+    ) -> list[Decision]:
+        """Generate K candidates per problem and vote (ties: first in rank order)."""
+        _unique_ids(problems)
+        cfg = self.config
+        outputs = _generate(
+            sampler, [_request(p, cfg.instruction, None, cfg.k, cfg.params) for p in problems]
+        )
+        decisions: list[Decision] = []
+        for comps in outputs:
+            cost = _Cost()
+            cost.add(comps)
+            answers = tuple(extractor(c, None) for c in comps)
+            decisions.append(
+                Decision(
+                    answer=tally(answers, key).winner(),
+                    depth=cfg.k,
+                    samples=cfg.k,
+                    generated=cost.generated,
+                    tokens=cost.tokens,
+                    strategy=self.name,
+                    pool=(("candidates", answers),),
+                )
+            )
+        return decisions
+
+
+class MultiTraceEnsemble:
+    """Live standard MTE: D candidates for each trace type of each problem, one vote."""
+
+    name: ClassVar[str] = "mte"
+
+    def __init__(self, config: MTEConfig | None = None) -> None:
+        self.config = config or MTEConfig()
+
+    def run(
+        self,
+        sampler: Sampler,
+        problems: Sequence[Problem],
+        extractor: AnswerExtractor,
+        *,
+        key: AnswerKey = numeric_key,
+    ) -> list[Decision]:
+        """Generate D candidates per trace type and problem, then vote over the pooled answers."""
+        _unique_ids(problems)
+        cfg = self.config
+        requests = [
+            _request(p, cfg.instructions[t], t, cfg.depth, cfg.params) for p in problems for t in cfg.order
+        ]
+        outputs = iter(_generate(sampler, requests))
+        decisions: list[Decision] = []
+        for _ in problems:
+            cost = _Cost()
+            lists: dict[str, tuple[Hashable | None, ...]] = {}
+            for t in cfg.order:
+                comps = next(outputs)
+                cost.add(comps)
+                lists[t] = tuple(extractor(c, t) for c in comps)
+            pooled = pool_at_depth(list(lists.values()), cfg.depth)
+            decisions.append(
+                Decision(
+                    answer=tally(pooled, key).winner(),
+                    depth=cfg.depth,
+                    samples=len(cfg.order) * cfg.depth,
+                    generated=cost.generated,
+                    tokens=cost.tokens,
+                    strategy=self.name,
+                    pool=tuple(lists.items()),
+                )
+            )
+        return decisions
+
+
+class ConsensusEnsemble:
+    """Live CG-MTE with incremental depth: more candidates are requested only where consensus failed."""
+
+    name: ClassVar[str] = "cg_mte"
+
+    def __init__(self, config: CGMTEConfig | None = None) -> None:
+        self.config = config or CGMTEConfig()
+
+    def _request_at(self, problem: Problem, trace: str, d: int) -> GenerationRequest | None:
+        cfg = self.config
+        template = cfg.instructions[trace]
+        if isinstance(cfg.params, SamplingParams):
+            return _request(problem, template, trace, 1, _seeded(cfg.params, d - 1))
+        if cfg.beam_policy == "regrow":
+            return _request(problem, template, trace, d, cfg.params)
+        return _request(problem, template, trace, cfg.depth, cfg.params) if d == 1 else None
+
+    def run(
+        self,
+        sampler: Sampler,
+        problems: Sequence[Problem],
+        extractor: AnswerExtractor,
+        *,
+        key: AnswerKey = numeric_key,
+    ) -> list[Decision]:
+        """Grow the depth batch by batch until each problem has a unique mode or D is reached."""
+        _unique_ids(problems)
+        cfg = self.config
+        order, v = cfg.order, len(cfg.order)
+        lists: dict[str, dict[str, list[Hashable | None]]] = {p.id: {t: [] for t in order} for p in problems}
+        costs = {p.id: _Cost() for p in problems}
+        decided: dict[str, Decision] = {}
+        active = list(problems)
+        for d in range(1, cfg.depth + 1):
+            slots = [
+                (p.id, t, r) for p in active for t in order if (r := self._request_at(p, t, d)) is not None
+            ]
+            for (pid, t, _), comps in zip(slots, _generate(sampler, [r for _, _, r in slots]), strict=True):
+                costs[pid].add(comps)
+                answers = [extractor(c, t) for c in comps]
+                lists[pid][t] = (
+                    answers
+                    if cfg.beam_policy == "regrow" and isinstance(cfg.params, BeamParams)
+                    else lists[pid][t] + answers
+                )
+            still: list[Problem] = []
+            for p in active:
+                heads = [lists[p.id][t][:d] for t in order]
+                mode = tally(pool_at_depth(heads, d), key).unique_mode()
+                if mode is None:
+                    still.append(p)
+                    continue
+                decided[p.id] = self._decision(mode, d, v, costs[p.id], order, heads, fallback=False)
+            active = still
+            if not active:
+                break
+        fb = resolve_fallback(order, cfg.fallback)
+        for p in active:
+            heads = [lists[p.id][t][: cfg.depth] for t in order]
+            decided[p.id] = self._decision(
+                lists[p.id][fb][0], cfg.depth, v, costs[p.id], order, heads, fallback=True
+            )
+        return [decided[p.id] for p in problems]
+
+    def _decision(
+        self,
+        answer: Hashable | None,
+        d: int,
+        v: int,
+        cost: _Cost,
+        order: Sequence[str],
+        heads: Sequence[Sequence[Hashable | None]],
+        *,
+        fallback: bool,
+    ) -> Decision:
+        return Decision(
+            answer=answer,
+            depth=d,
+            samples=v * d,
+            generated=cost.generated,
+            tokens=cost.tokens,
+            fallback=fallback,
+            strategy=self.name,
+            pool=tuple((t, tuple(h)) for t, h in zip(order, heads, strict=True)),
+        )
+
+
+#: Strategy registry: spec name -> (strategy class, its config model).
+STRATEGIES: Mapping[
+    str, tuple[type[SelfConsistency | MultiTraceEnsemble | ConsensusEnsemble], type[GeoTTSModel]]
+] = {
+    "self_consistency": (SelfConsistency, SelfConsistencyConfig),
+    "mte": (MultiTraceEnsemble, MTEConfig),
+    "cg_mte": (ConsensusEnsemble, CGMTEConfig),
+}
+
+
+def strategy_from_spec(
+    spec: Mapping[str, object],
+) -> SelfConsistency | MultiTraceEnsemble | ConsensusEnsemble:
+    """Build a strategy from a one-key spec such as ``{"cg_mte": {"depth": 10}}`` (JSON-shaped values).
+
+    Raises:
+        StrategyConfigError: for an unknown name, a spec with more than one key, or invalid settings.
+    """
+    if len(spec) != 1:
+        raise StrategyConfigError(
+            f"a strategy spec has exactly one key (the strategy name), got {sorted(spec)}"
+        )
+    ((name, settings),) = spec.items()
+    if name not in STRATEGIES:
+        raise StrategyConfigError(f"unknown strategy {name!r}; known: {sorted(STRATEGIES)}")
+    cls, config_cls = STRATEGIES[name]
+    from pydantic import ValidationError
+
+    try:
+        config = config_cls.model_validate(settings or {}, strict=False)
+    except ValidationError as exc:
+        raise StrategyConfigError(f"invalid settings for strategy {name!r}: {exc}") from exc
+    return cls(config)  # type: ignore[arg-type]
+
+
+def run_strategy(
+    strategy: Strategy,
+    sampler: Sampler,
+    problems: Sequence[Problem],
+    extractor: AnswerExtractor,
+    *,
+    key: AnswerKey = numeric_key,
+) -> list[Decision]:
+    """Run ``strategy`` over ``problems`` with ``sampler``; one decision per problem, in order."""
+    return strategy.run(sampler, problems, extractor, key=key)

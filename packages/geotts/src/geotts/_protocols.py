@@ -1,0 +1,88 @@
+"""The pluggable pieces: a sampler (generation backend), an answer extractor and a step scorer (PRM)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Annotated, Protocol, Self, runtime_checkable
+
+from pydantic import Field, model_validator
+
+from geotts._models import Completion, GenerationRequest, GeoTTSModel
+from geotts.errors import StrategyConfigError
+
+__all__ = ("AnswerExtractor", "Sampler", "StepJudgement", "StepScoreRequest", "StepScorer")
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """A generation backend: a batch of requests in, ranked candidates per request out.
+
+    ``generate`` returns one list per request, in request order, each with exactly ``request.n``
+    candidates ranked best first (beam order for beam search, generation order for sampling).
+    """
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
+        """Generate candidates for every request."""
+        ...
+
+
+class AnswerExtractor(Protocol):
+    """Maps a candidate to a hashable answer, or None when it yields none (a failed execution: no vote)."""
+
+    def __call__(self, completion: Completion, trace_type: str | None) -> Hashable | None:
+        """Extract the answer of ``completion`` generated for ``trace_type``."""
+        ...
+
+
+class StepScoreRequest(GeoTTSModel):
+    """A solution, split into steps, to be judged step by step."""
+
+    question: str
+    """The problem statement."""
+    images: tuple[bytes | Path, ...] = ()
+    """The problem's images."""
+    steps: tuple[str, ...]
+    """The solution's steps in order."""
+
+
+class StepJudgement(GeoTTSModel):
+    """A step scorer's verdict on one solution."""
+
+    scores: tuple[Annotated[float, Field(ge=0.0, le=1.0)], ...]
+    """Probability that each judged step is correct; a scorer may stop after the first wrong step."""
+    first_wrong: Annotated[int, Field(ge=0)] | None = None
+    """Index of the first wrong step, or None when every step passed."""
+    correction: str | None = None
+    """A corrected version of the first wrong step, when the scorer can write one."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if not self.scores:
+            raise StrategyConfigError("StepJudgement.scores is empty; judge at least one step")
+        if self.first_wrong is not None and self.first_wrong >= len(self.scores):
+            raise StrategyConfigError(
+                f"StepJudgement.first_wrong={self.first_wrong} has no score ({len(self.scores)} scores given)"
+            )
+        if self.first_wrong is None and self.correction is not None:
+            raise StrategyConfigError("StepJudgement.correction given but no step is marked wrong")
+        return self
+
+    @property
+    def all_correct(self) -> bool:
+        """True when no step was judged wrong."""
+        return self.first_wrong is None
+
+    @property
+    def mean_score(self) -> float:
+        """Mean of the step scores."""
+        return sum(self.scores) / len(self.scores)
+
+
+@runtime_checkable
+class StepScorer(Protocol):
+    """A process reward model: judges every solution of a batch step by step (geoprm implements it)."""
+
+    def score(self, requests: Sequence[StepScoreRequest]) -> list[StepJudgement]:
+        """Judge each request's steps; one judgement per request, in order."""
+        ...
