@@ -1,10 +1,81 @@
 """geoprm: the generative multimodal process reward model.
 
-The critique schema, scoring and model wrapper land with their issue; this
-module currently exposes the package's error hierarchy only.
+The reward model reads a solution step by step and writes a critique: for each step its goal, a check
+against the figure, a check of its logic (each with a Correct/Incorrect judgement) and a final
+judgement, stopping at the first incorrect step and rewriting it. This package holds the critique
+schema and its text form, the prompts, step splitting, the scores and decision rule of refined
+best-of-N, and the bridge to geotts's StepScorer protocol. Model backends live in
+``geoprm.backends.<name>`` and need extras (``geoprm.backends.transformers``: ``geoprm[transformers]``).
 """
 
-from geoprm.errors import GeoPRMError
+from __future__ import annotations
 
-__all__ = ("GeoPRMError",)
+from geoprm._adapter import UNSCORED, to_step_judgement
+from geoprm._labels import Judgement
+from geoprm._parser import ParsedCritique, ParsedStep, ParseProblem, ProblemKind, parse_critique
+from geoprm._printer import format_critique
+from geoprm._prompts import PROMPT_VERSION, PromptName, critique_prompt, policy_prompt
+from geoprm._schema import Critique, StepCritique
+from geoprm._scores import (
+    Aggregation,
+    CritiqueScores,
+    JudgementTokens,
+    Selection,
+    StepScore,
+    Verdict,
+    VerdictLogprobs,
+    score_critique,
+    select_refined_bon,
+    solution_score,
+    step_score,
+)
+from geoprm._steps import SplitSolution, SplitStyle, format_steps, split_steps, strip_step_label
+from geoprm.errors import (
+    CriticError,
+    CritiqueParseError,
+    GeoPRMError,
+    MissingExtraError,
+    PromptError,
+    ScoringError,
+)
+
+__all__ = (
+    "PROMPT_VERSION",
+    "UNSCORED",
+    "Aggregation",
+    "CriticError",
+    "Critique",
+    "CritiqueParseError",
+    "CritiqueScores",
+    "GeoPRMError",
+    "Judgement",
+    "JudgementTokens",
+    "MissingExtraError",
+    "ParseProblem",
+    "ParsedCritique",
+    "ParsedStep",
+    "ProblemKind",
+    "PromptError",
+    "PromptName",
+    "ScoringError",
+    "Selection",
+    "SplitSolution",
+    "SplitStyle",
+    "StepCritique",
+    "StepScore",
+    "Verdict",
+    "VerdictLogprobs",
+    "critique_prompt",
+    "format_critique",
+    "format_steps",
+    "parse_critique",
+    "policy_prompt",
+    "score_critique",
+    "select_refined_bon",
+    "solution_score",
+    "split_steps",
+    "step_score",
+    "strip_step_label",
+    "to_step_judgement",
+)
 __version__ = "0.1.0"

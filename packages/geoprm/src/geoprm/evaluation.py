@@ -1,0 +1,514 @@
+"""Evaluation of best-of-N, refined best-of-N and self-consistency on recorded runs (seed 002, section 4).
+
+A recorded problem holds N independently sampled policy solutions and, aligned with them, the
+refined-round solutions (candidate i of the refined round continues from the critique of sampled
+candidate i), each with its answer, its step scores and its critique's verdict. From that:
+
+* accuracy as N grows (the seed's Figure 4): the policy's mean accuracy (the baseline), best-of-N
+  over the first N sampled candidates, refined best-of-N over the first N/2 sampled candidates and
+  their N/2 refinements, and self-consistency over the first N sampled candidates;
+* Pass@k of the sampled pool against the refined pool of the same size (unbiased estimator);
+* the aggregation ablation (mean / min / max step scores) and the results by problem type.
+
+Both best-of-N variants select with the same rule (:func:`geoprm.select_refined_bon`): the pools differ,
+not the selection. Tables are Markdown; plots need matplotlib (``geoprm[report]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Annotated, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from geoprm._prompts import policy_prompt
+from geoprm._scores import Aggregation, Verdict, choose, solution_score
+from geoprm._steps import format_steps, split_steps
+from geoprm.errors import GeoPRMError, MissingExtraError
+from geotts import (
+    AnswerExtractor,
+    AnswerKey,
+    ChatMessage,
+    Completion,
+    GenerationRequest,
+    Problem,
+    Sampler,
+    SamplingParams,
+    StepJudgement,
+    StepScorer,
+    StepScoreRequest,
+    numeric_key,
+    self_consistency,
+)
+
+__all__ = (
+    "AblationRow",
+    "CurveRow",
+    "EvalCandidate",
+    "EvalProblem",
+    "EvaluationError",
+    "KindRow",
+    "PassRow",
+    "accuracy_curve",
+    "aggregation_ablation",
+    "by_kind",
+    "markdown_table",
+    "pass_at_k",
+    "plot_accuracy_curve",
+    "record_runs",
+)
+
+
+class EvaluationError(GeoPRMError, ValueError):
+    """Recorded runs that cannot be evaluated as asked (N larger than the pools, inconsistent pools)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class EvalCandidate(_Frozen):
+    """One recorded solution with its critique's outcome."""
+
+    answer: float | str | None
+    """The extracted answer (None when the solution has none)."""
+    step_scores: tuple[float | None, ...] = ()
+    """The step scores of its critique (None for unscored steps)."""
+    verdict: Verdict = "undetermined"
+    """The critique's verdict on the solution."""
+
+
+class EvalProblem(_Frozen):
+    """One problem's recorded pools."""
+
+    id: str
+    """The problem's id."""
+    kind: str = "other"
+    """The problem type (e.g. ``plane_geometry``, ``functions``, ``other``)."""
+    answer: float | str
+    """The correct answer."""
+    sampled: Annotated[tuple[EvalCandidate, ...], Field(min_length=1)]
+    """Independent policy samples, in sampling order."""
+    refined: tuple[EvalCandidate, ...] = ()
+    """Refined-round solutions; ``refined[i]`` was generated from the critique of ``sampled[i]``."""
+
+    @model_validator(mode="after")
+    def _aligned(self) -> Self:
+        if len(self.refined) > len(self.sampled):
+            raise ValueError(
+                f"problem {self.id}: {len(self.refined)} refined but {len(self.sampled)} sampled"
+            )
+        return self
+
+
+class CurveRow(_Frozen):
+    """Accuracies at one N."""
+
+    n: int
+    """The number of candidates."""
+    policy: float
+    """Mean accuracy of single samples (the baseline)."""
+    bon: float
+    """Best-of-N over the first N samples."""
+    refined_bon: float | None
+    """Refined best-of-N over N/2 samples and their refinements (None when N is odd or too large)."""
+    self_consistency: float
+    """Majority vote over the first N samples."""
+
+
+class PassRow(_Frozen):
+    """Pass@k of the two pools of size N."""
+
+    k: int
+    """How many candidates may be tried."""
+    sampled: float
+    """Pass@k of N independent samples."""
+    refined: float
+    """Pass@k of the refined pool (N/2 samples and their N/2 refinements)."""
+
+
+class AblationRow(_Frozen):
+    """Refined best-of-N accuracy with one aggregation of step scores."""
+
+    how: Aggregation
+    """The aggregation."""
+    bon: float
+    """Best-of-N accuracy."""
+    refined_bon: float
+    """Refined best-of-N accuracy."""
+
+
+class KindRow(_Frozen):
+    """Results on one problem type."""
+
+    kind: str
+    """The problem type."""
+    problems: int
+    """How many problems have it."""
+    policy: float
+    """Mean accuracy of single samples."""
+    refined_bon: float
+    """Refined best-of-N accuracy."""
+    improvement: float
+    """Refined best-of-N minus the baseline, in points of accuracy."""
+
+
+def _right(candidate: EvalCandidate, gold: float | str, key: AnswerKey) -> bool:
+    return candidate.answer is not None and key(candidate.answer) == key(gold)
+
+
+def _pick(pool: Sequence[EvalCandidate], how: Aggregation) -> EvalCandidate:
+    selection = choose([(solution_score(c.step_scores, how), c.verdict) for c in pool])
+    return pool[selection.index]
+
+
+def _refined_pool(problem: EvalProblem, n: int) -> list[EvalCandidate] | None:
+    half = n // 2
+    if n % 2 or half > len(problem.refined):
+        return None
+    return [*problem.sampled[:half], *problem.refined[:half]]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _check(problems: Sequence[EvalProblem], n: int) -> None:
+    if not problems:
+        raise EvaluationError("no problems to evaluate")
+    short = [p.id for p in problems if len(p.sampled) < n]
+    if n < 1 or short:
+        raise EvaluationError(f"N={n} needs N sampled candidates per problem; too few in {short[:5]}")
+
+
+def accuracy_curve(
+    problems: Sequence[EvalProblem],
+    ns: Sequence[int],
+    *,
+    how: Aggregation = "mean",
+    key: AnswerKey = numeric_key,
+) -> list[CurveRow]:
+    """Accuracy of each strategy as N grows.
+
+    Args:
+        problems: the recorded problems.
+        ns: the values of N.
+        how: the aggregation of step scores.
+        key: the answer comparison key.
+
+    Returns:
+        One row per N.
+
+    Raises:
+        EvaluationError: no problems, or some N exceeds a problem's sampled pool.
+    """
+    rows: list[CurveRow] = []
+    for n in ns:
+        _check(problems, n)
+        pools = [_refined_pool(p, n) for p in problems]
+        refined = None
+        if all(pool is not None for pool in pools):
+            refined = _mean(
+                [
+                    float(_right(_pick(pool, how), p.answer, key))
+                    for p, pool in zip(problems, pools, strict=True)
+                    if pool
+                ]
+            )
+        rows.append(
+            CurveRow(
+                n=n,
+                policy=_mean(
+                    [_mean([float(_right(c, p.answer, key)) for c in p.sampled[:n]]) for p in problems]
+                ),
+                bon=_mean([float(_right(_pick(p.sampled[:n], how), p.answer, key)) for p in problems]),
+                refined_bon=refined,
+                self_consistency=_mean([float(_sc_right(p, n, key)) for p in problems]),
+            )
+        )
+    return rows
+
+
+def _sc_right(problem: EvalProblem, n: int, key: AnswerKey) -> bool:
+    answers: list[Hashable | None] = [c.answer for c in problem.sampled[:n]]
+    winner = self_consistency(answers, key=key).answer
+    return winner is not None and key(winner) == key(problem.answer)
+
+
+def _pass(n: int, c: int, k: int) -> float:
+    """The unbiased Pass@k estimate from n tries with c successes: 1 - C(n - c, k) / C(n, k)."""
+    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_at_k(
+    problems: Sequence[EvalProblem], n: int, ks: Sequence[int], *, key: AnswerKey = numeric_key
+) -> list[PassRow]:
+    """Pass@k of the sampled pool and the refined pool, both of size N.
+
+    Args:
+        problems: the recorded problems (each with at least N samples and N/2 refinements).
+        n: the pool size (even).
+        ks: the values of k (1 <= k <= N).
+        key: the answer comparison key.
+
+    Returns:
+        One row per k.
+
+    Raises:
+        EvaluationError: the pools are too small, N is odd, or some k is out of range.
+    """
+    _check(problems, n)
+    pools = [_refined_pool(p, n) for p in problems]
+    if any(pool is None for pool in pools):
+        raise EvaluationError(f"Pass@k at N={n} needs an even N and N/2 refined candidates per problem")
+    bad = [k for k in ks if not 1 <= k <= n]
+    if bad:
+        raise EvaluationError(f"k must be between 1 and N={n}; got {bad}")
+    rows: list[PassRow] = []
+    for k in ks:
+        sampled = [_pass(n, sum(_right(c, p.answer, key) for c in p.sampled[:n]), k) for p in problems]
+        refined = [
+            _pass(n, sum(_right(c, p.answer, key) for c in pool or ()), k)
+            for p, pool in zip(problems, pools, strict=True)
+        ]
+        rows.append(PassRow(k=k, sampled=_mean(sampled), refined=_mean(refined)))
+    return rows
+
+
+def aggregation_ablation(
+    problems: Sequence[EvalProblem], n: int, *, key: AnswerKey = numeric_key
+) -> list[AblationRow]:
+    """Best-of-N and refined best-of-N accuracy at N with mean, min and max step-score aggregation.
+
+    Raises:
+        EvaluationError: the pools are too small for N.
+    """
+    rows: list[AblationRow] = []
+    for how in ("mean", "min", "max"):
+        (row,) = accuracy_curve(problems, [n], how=how, key=key)
+        if row.refined_bon is None:
+            raise EvaluationError(
+                f"refined best-of-N at N={n} needs an even N and N/2 refined candidates per problem"
+            )
+        rows.append(AblationRow(how=how, bon=row.bon, refined_bon=row.refined_bon))
+    return rows
+
+
+def by_kind(problems: Sequence[EvalProblem], n: int, *, key: AnswerKey = numeric_key) -> list[KindRow]:
+    """Baseline and refined best-of-N accuracy at N for each problem type (types in first-seen order).
+
+    Raises:
+        EvaluationError: the pools are too small for N.
+    """
+    kinds = list(dict.fromkeys(p.kind for p in problems))
+    rows: list[KindRow] = []
+    for kind in kinds:
+        group = [p for p in problems if p.kind == kind]
+        (row,) = accuracy_curve(group, [n], key=key)
+        if row.refined_bon is None:
+            raise EvaluationError(
+                f"refined best-of-N at N={n} needs an even N and N/2 refined candidates per problem"
+            )
+        rows.append(
+            KindRow(
+                kind=kind,
+                problems=len(group),
+                policy=row.policy,
+                refined_bon=row.refined_bon,
+                improvement=100.0 * (row.refined_bon - row.policy),
+            )
+        )
+    return rows
+
+
+def markdown_table(rows: Sequence[BaseModel], *, digits: int = 3) -> str:
+    """Render rows of one model type as a Markdown table (floats rounded, None as a dash).
+
+    Raises:
+        EvaluationError: there are no rows.
+    """
+    if not rows:
+        raise EvaluationError("no rows to render")
+    fields = list(type(rows[0]).model_fields)
+
+    def cell(value: object) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+    lines += ["| " + " | ".join(cell(getattr(row, f)) for f in fields) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def plot_accuracy_curve(rows: Sequence[CurveRow], path: str | Path, *, title: str = "Accuracy vs N") -> Path:
+    """Plot accuracy against N for every strategy into a PNG file.
+
+    Args:
+        rows: the rows of :func:`accuracy_curve`.
+        path: the PNG file to write.
+        title: the plot's title.
+
+    Returns:
+        The path written.
+
+    Raises:
+        MissingExtraError: matplotlib is not installed.
+        EvaluationError: there are no rows.
+    """
+    if not rows:
+        raise EvaluationError("no rows to plot")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise MissingExtraError('plots need matplotlib: pip install "geoprm[report]"') from error
+    figure, axes = plt.subplots(figsize=(6, 4))
+    ns = [row.n for row in rows]
+    series = {
+        "policy (mean of samples)": [row.policy for row in rows],
+        "best-of-N": [row.bon for row in rows],
+        "self-consistency": [row.self_consistency for row in rows],
+    }
+    for label, values in series.items():
+        axes.plot(ns, values, marker="o", label=label)
+    refined = [(row.n, row.refined_bon) for row in rows if row.refined_bon is not None]
+    if refined:
+        axes.plot([n for n, _ in refined], [v for _, v in refined], marker="s", label="refined best-of-N")
+    axes.set_xlabel("N (candidates per problem)")
+    axes.set_ylabel("accuracy")
+    axes.set_title(title)
+    axes.set_xticks(ns)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    out = Path(path)
+    figure.tight_layout()
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+    return out
+
+
+def _steps_of(text: str) -> tuple[str, ...]:
+    return split_steps(text).steps or (text.strip() or "(empty solution)",)
+
+
+def _judge(
+    scorer: StepScorer, problems: Sequence[Problem], texts: Sequence[Sequence[str]]
+) -> list[list[StepJudgement]]:
+    requests = [
+        StepScoreRequest(question=p.question, images=p.images, steps=_steps_of(t))
+        for p, ts in zip(problems, texts, strict=True)
+        for t in ts
+    ]
+    flat = iter(scorer.score(requests))
+    return [[next(flat) for _ in ts] for ts in texts]
+
+
+def _answer(extractor: AnswerExtractor, text: str) -> float | str | None:
+    value = extractor(Completion(text=text, num_tokens=None), None)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return str(value)
+
+
+def _candidate(extractor: AnswerExtractor, text: str, judgement: StepJudgement) -> EvalCandidate:
+    verdict: Verdict = "all_correct" if judgement.all_correct else "has_incorrect"
+    return EvalCandidate(answer=_answer(extractor, text), step_scores=judgement.scores, verdict=verdict)
+
+
+def _refine_request(
+    problem: Problem, text: str, judgement: StepJudgement, params: SamplingParams
+) -> GenerationRequest:
+    prefix = ""
+    if judgement.first_wrong is not None:
+        kept = list(_steps_of(text)[: judgement.first_wrong])
+        if judgement.correction is not None:
+            kept.append(judgement.correction)
+        prefix = format_steps(kept) + "\n" if kept else ""
+    return GenerationRequest(
+        messages=(ChatMessage(role="user", content=policy_prompt(problem.question)),),
+        images=problem.images,
+        params=params,
+        assistant_prefix=prefix,
+    )
+
+
+def record_runs(
+    problems: Sequence[Problem],
+    answers: Sequence[float | str],
+    *,
+    policy: Sampler,
+    scorer: StepScorer,
+    extractor: AnswerExtractor,
+    n: int,
+    params: SamplingParams,
+    kinds: Sequence[str] | None = None,
+) -> list[EvalProblem]:
+    """Run the policy and the reward model live and record the pools :func:`accuracy_curve` reads.
+
+    N solutions are sampled per problem and judged; the first N/2 are refined as in refined
+    best-of-N (the policy continues from the verified steps plus the correction, or samples afresh
+    when every step passed) and judged again.
+
+    Args:
+        problems: the problems (free-form; the policy prompt is :func:`geoprm.policy_prompt`).
+        answers: the correct answer of each problem.
+        policy: the policy sampler.
+        scorer: the step scorer (e.g. :class:`geoprm.backends.transformers.TransformersCritic`).
+        extractor: maps a full solution to its answer.
+        n: samples per problem (even, at least 2).
+        params: the policy's sampling parameters (temperature above 0); refinements use ``seed + 1``.
+        kinds: the problem type of each problem (``other`` when None).
+
+    Returns:
+        One recorded problem per problem, in order.
+
+    Raises:
+        EvaluationError: n is odd or below 2, or the lengths of the inputs differ.
+    """
+    if n < 2 or n % 2:
+        raise EvaluationError(f"record_runs needs an even n >= 2, got {n}")
+    kinds = kinds if kinds is not None else ["other"] * len(problems)
+    if not len(problems) == len(answers) == len(kinds):
+        raise EvaluationError(
+            f"{len(problems)} problems, {len(answers)} answers and {len(kinds)} kinds: give one of each"
+        )
+    first_requests = [
+        GenerationRequest(
+            messages=(ChatMessage(role="user", content=policy_prompt(p.question)),),
+            images=p.images,
+            n=n,
+            params=params,
+        )
+        for p in problems
+    ]
+    first = [[c.text for c in comps] for comps in policy.generate(first_requests)]
+    judged = _judge(scorer, problems, first)
+    second_params = params.model_copy(update={"seed": None if params.seed is None else params.seed + 1})
+    requests = [
+        _refine_request(p, t, j, second_params)
+        for p, ts, js in zip(problems, first, judged, strict=True)
+        for t, j in zip(ts[: n // 2], js[: n // 2], strict=True)
+    ]
+    outputs = iter(policy.generate(requests))
+    prefixes = iter(r.assistant_prefix for r in requests)
+    second = [[next(prefixes) + next(outputs)[0].text for _ in range(n // 2)] for _ in problems]
+    rejudged = _judge(scorer, problems, second)
+    return [
+        EvalProblem(
+            id=p.id,
+            kind=kind,
+            answer=gold,
+            sampled=tuple(_candidate(extractor, t, j) for t, j in zip(ts, js, strict=True)),
+            refined=tuple(_candidate(extractor, t, j) for t, j in zip(rs, rjs, strict=True)),
+        )
+        for p, gold, kind, ts, js, rs, rjs in zip(
+            problems, answers, kinds, first, judged, second, rejudged, strict=True
+        )
+    ]
