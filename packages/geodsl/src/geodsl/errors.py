@@ -80,3 +80,7 @@ class DataError(GeoDSLError, ValueError):
 
 class AnswerParseError(GeoDSLError, ValueError):
     """An answer text that is not a number geodsl can read."""
+
+
+class TraceError(GeoDSLError, ValueError):
+    """A reasoning trace from which no program or script can be read, or that cannot be run as asked."""
