@@ -8,6 +8,7 @@ from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 err_console = Console(stderr=True)
 
@@ -44,7 +45,7 @@ def _families() -> list[tuple[type[BaseException], int]]:
 
 def fail(message: str, code: int = EXIT_USER) -> NoReturn:
     """Print ``message`` in red on stderr and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=code)
 
 
