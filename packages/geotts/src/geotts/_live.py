@@ -14,6 +14,7 @@ decoding:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Annotated, ClassVar, Literal, Protocol, Self
 
 from pydantic import Field, model_validator
@@ -46,13 +47,23 @@ __all__ = (
     "strategy_from_spec",
 )
 
-#: Trace-specific instructions appended to the question (seed 000, appendix D.1); ``{question}`` is replaced.
-TRACE_INSTRUCTIONS: Mapping[str, str] = {
-    "program": "{question} Please solve the problem using a symbolic program.",
-    "pal": "{question} Please solve the problem using Python code.",
-    "cot_program": "{question} Please reason step by step, then solve the problem using a symbolic program.",
-    "cot_pal": "{question} Please reason step by step, then solve the problem using Python code.",
-}
+#: The question plus one instruction per trace type (our wording; ``{question}`` is replaced by the question).
+#: geosynth's multi-trace synthesis writes its training prompts from this same table, so a model trained on
+#: those records is prompted at test time exactly as it was trained.
+TRACE_INSTRUCTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "program": "{question}\nStart by writing down the relations you read in the diagram. Then give a symbolic "
+        "solution program that computes the answer.",
+        "pal": "{question}\nStart by writing down the relations you read in the diagram. Then write a Python script "
+        "that computes and prints the answer.",
+        "cot_program": "{question}\nStart by writing down the relations you read in the diagram. Then explain the "
+        "solution one step at a time, naming the symbolic operator of each step, and end with the full symbolic program.",
+        "cot_pal": "{question}\nStart by writing down the relations you read in the diagram. Then write a Python "
+        "script that computes and prints the answer, with a comment before each equation explaining the geometry "
+        "behind it.",
+    }
+)
+
 
 Params = SamplingParams | BeamParams
 

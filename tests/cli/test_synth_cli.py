@@ -1,0 +1,77 @@
+"""`geo synth mts` and `geo synth mts-stats`: thin commands over geosynth.mts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import geosynth.mts
+from geo_cli.main import app
+
+runner = CliRunner()
+DATASET = Path(__file__).resolve().parents[1] / "geosynth" / "mts" / "data" / "mini_pgps.json"
+
+
+def test_mts_without_llm_writes_program_and_pal_traces_and_says_cot_was_skipped(tmp_path: Path) -> None:
+    data = tmp_path / "mini_train.json"
+    shutil.copyfile(DATASET, data)
+    result = runner.invoke(app, ["synth", "mts", str(data), "--out", str(tmp_path / "out"), "--jobs", "1",
+                                 "--no-mixtures"])
+    assert result.exit_code == 0, result.output
+    assert "mini_train.json (train): 8 of 12 records usable" in result.stdout
+    assert "PAL verified 6, failed 2" in result.stdout
+    assert "skipped: no LLM configured" in result.stderr.replace("\n", " ")
+    assert not (tmp_path / "out" / "mixtures").exists()
+
+    stats = runner.invoke(app, ["synth", "mts-stats", str(tmp_path / "out")])
+    assert stats.exit_code == 0, stats.output
+    assert "#MTS-All" in stats.stdout and "mini_train.json" in stats.stdout and "skipped" in stats.stdout
+    as_json = runner.invoke(app, ["synth", "mts-stats", "--json", str(tmp_path / "out")])
+    row = json.loads(as_json.stdout)
+    assert (row["split"], row["mts"], row["mts_all"], row["records"]) == ("train", 6, 14, 12)
+
+    again = runner.invoke(app, ["synth", "mts", str(data), "--out", str(tmp_path / "out"), "--no-mixtures"])
+    assert again.exit_code == 0 and "resumed: 2 stage shards reused, 0 computed" in again.stdout
+
+
+def test_options_become_the_config_the_pipeline_receives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    received: dict[str, Any] = {}
+
+    def fake_run(dataset: Path, out: Path, config: geosynth.mts.MTSConfig, **kw: Any) -> geosynth.mts.MTSRun:
+        received.update(dataset=dataset, out=out, config=config)
+        raise geosynth.mts.MTSLLMError("stop here")
+
+    monkeypatch.setattr(geosynth.mts, "run_mts", fake_run)
+    llm = tmp_path / "llm.json"
+    llm.write_text(json.dumps({"model": "qwen", "base_url": "http://127.0.0.1:1/v1"}))
+    result = runner.invoke(app, ["synth", "mts", str(DATASET), "-o", str(tmp_path / "o"), "--llm", str(llm),
+                                 "-j", "3", "--shard-size", "7", "--split", "dev", "--timeout", "5",
+                                 "--images", str(tmp_path)])
+    assert result.exit_code == 3  # a runtime failure of the work (the LLM), not a usage error
+    assert "MTSLLMError: stop here" in result.stderr
+    config = received["config"]
+    assert (config.jobs, config.shard_size, config.split, config.script_timeout) == (3, 7, "dev", 5.0)
+    assert config.llm.model == "qwen" and config.images_dir == tmp_path and not config.use_ray
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["synth", "mts", "MISSING.json", "--out", "o"], "cannot read dataset"),
+    (["synth", "mts", str(DATASET), "--out", "o", "--llm", "MISSING.yaml"], "cannot read LLM config"),
+    (["synth", "mts-stats", "."], "not an MTS output folder"),
+])
+def test_bad_input_is_a_user_error_naming_the_input(args: list[str], message: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr.replace("\n", " ")
+
+
+def test_jobs_must_be_positive() -> None:
+    result = runner.invoke(app, ["synth", "mts", str(DATASET), "--out", "o", "--jobs", "0"])
+    assert result.exit_code == 2

@@ -1,0 +1,188 @@
+"""The pieces of the MTS pipeline: reply parsing, prompts, mixtures, configuration, the LLM cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import geodsl
+from geosynth.mts import (
+    MIXTURE_NAMES,
+    PA_INSTRUCTIONS,
+    PROMPT_VERSIONS,
+    TRACE_TYPES,
+    LLMConfig,
+    MTSConfigError,
+    TraceType,
+    build_mixtures,
+    equation_drift,
+    extract_code,
+    extract_steps,
+    load_llm_config,
+    program_mismatch,
+    rationale_missing,
+    record_tokens,
+    template,
+)
+from geosynth.mts._prompts import format_operators
+
+PAL = geodsl.to_pal("Gougu N0 N1 x Get x", ["3", "4"])
+
+
+# --- reply parsing -------------------------------------------------------------------------------
+
+
+def test_extract_code_takes_the_fenced_script() -> None:
+    reply = f"Here it is:\n```python\n{PAL}```\nDone. ```text\nnot code\n```"
+    assert extract_code(reply) == PAL
+    assert extract_code(PAL) == PAL  # a bare script is taken whole
+    assert extract_code("   \n") is None
+    assert extract_code("```python\nprint(1)") == "print(1)\n"  # an unterminated fence still counts
+
+
+def test_equation_drift_allows_comments_but_not_changed_equations() -> None:
+    commented = PAL.replace("equations.append", "# Pythagorean theorem in the right triangle.\nequations.append")
+    assert equation_drift(PAL, commented) is None
+    trailing = PAL.replace("x**2, 0))", "x**2, 0))  # legs squared add up to the hypotenuse squared")
+    assert trailing != PAL and equation_drift(PAL, trailing) is None
+    changed = PAL.replace("equations.append(Eq(", "equations.append(Eq(2*", 1)
+    assert "equation line 1 changed" in (equation_drift(PAL, changed) or "")
+    removed = "\n".join(line for line in PAL.splitlines() if not line.startswith("equations.append"))
+    assert "must not be added or removed" in (equation_drift(PAL, removed) or "")
+    retargeted = PAL.replace("ans = x", "ans = 2*x")
+    assert equation_drift(PAL, retargeted) is not None
+
+
+def test_a_rewrite_without_rationales_is_not_a_cot_pal_trace() -> None:
+    assert "no rationale" in (rationale_missing(PAL) or "")  # the translator's own step comments do not count
+    commented = PAL.replace("equations.append", "# The legs squared add up to the hypotenuse squared.\nequations.append")
+    assert rationale_missing(commented) is None
+
+
+@pytest.mark.parametrize(("reply", "problem"), [
+    ("1. **A**\n**Op:** `Gougu 3 4 x`\n2. **B**\n**Op:** `Get x`\nFinal program: Gougu 3 4 x Get x", None),
+    ("1. A. Op: Gougu 3 4 x\n2. B. Op: Get x", None),
+    ("1. A. Op: Gougu 4 3 x\n2. B. Op: Get x", "token 2: expected '3', got '4'"),
+    ("1. A. Op: Gougu 3 4 x\n2. B. Op: Get x\nFinal program: Gougu 3 4 x", "final program line have 4 tokens"),
+    ("1. A. Op: Gougu 3 4 x", "have 4 tokens, the program 6"),
+    ("The answer is 5.", "no 'Op:' lines"),
+])
+def test_program_mismatch_checks_every_token(reply: str, problem: str | None) -> None:
+    why = program_mismatch("Gougu 3 4 x Get x", reply)
+    assert why is None if problem is None else problem in (why or "")
+
+
+def test_extract_steps_reads_latex_values() -> None:
+    steps, final = extract_steps("1. **Op:** `Geo_Mean 3\\sqrt{2} z \\sqrt{2}`\nFinal program is: Get y")
+    assert steps == ["Geo_Mean", "3\\sqrt{2}", "z", "\\sqrt{2}"] and final == ["Get", "y"]
+
+
+# --- prompts -------------------------------------------------------------------------------------
+
+
+def test_prompts_are_versioned_package_data_with_the_expected_fields() -> None:
+    fields = {name: template(name).fields for name in PROMPT_VERSIONS}
+    assert fields == {
+        "cot_pal": {"question", "clauses", "pal"},
+        "cot_pal_repair": {"question", "answer", "error", "pal", "script"},
+        "cot_program": {"question", "clauses", "operators", "program"},
+    }
+    assert template("cot_pal").fingerprint.startswith("cot_pal.v1:")
+
+
+def test_rendering_keeps_latex_braces_and_rejects_missing_fields() -> None:
+    text = template("cot_program").render({"question": "Find \\angle{ABC}.", "clauses": "- AB = {x}",
+                                           "operators": format_operators(["Gougu", "Get"]),
+                                           "program": "Gougu 3 4 x Get x"})
+    assert "Find \\angle{ABC}." in text and "- AB = {x}" in text and "`Gougu 3 4 x Get x`" in text
+    assert "Pythagorean theorem" in text  # the operator's meaning from geodsl's registry
+    assert "`Sum`" not in text  # only the operators the program uses
+    with pytest.raises(MTSConfigError, match="missing fields"):
+        template("cot_pal").render({"question": "q"})
+
+
+def test_four_distinct_trace_instructions() -> None:
+    assert set(PA_INSTRUCTIONS) == set(TRACE_TYPES)
+    assert len(set(PA_INSTRUCTIONS.values())) == 4
+
+
+# --- mixtures ------------------------------------------------------------------------------------
+
+
+def _record(kind: str, k: int, words: int) -> dict[str, Any]:
+    return {"id": f"p{k}:{kind}", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "question"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": " ".join(["w"] * words)}]}]}
+
+
+def test_leave_one_out_mixtures_are_resampled_to_the_full_token_budget() -> None:
+    sizes = {"program": 5, "pal": 40, "cot_program": 20, "cot_pal": 60}
+    records: dict[TraceType, list[dict[str, Any]]] = {t: [_record(t, k, sizes[t]) for k in range(10)]
+                                                       for t in TRACE_TYPES}
+    mixes = build_mixtures(records, seed=3)
+    assert list(mixes) == list(MIXTURE_NAMES)
+    budget = sum(record_tokens(r) for r in mixes["mts_all"])
+    assert budget == 10 * (5 + 40 + 20 + 60)
+    for t in TRACE_TYPES:
+        mix = mixes[f"wo_{t}"]
+        tokens = sum(record_tokens(r) for r in mix)
+        assert budget <= tokens < budget + 60
+        assert all(not r["id"].endswith(f":{t}") for r in mix)
+    assert len(mixes["program_size_matched"]) == 40
+    assert {r["id"] for r in mixes["program_size_matched"]} == {f"p{k}:program" for k in range(10)}
+    assert build_mixtures(records, seed=3) == mixes
+    assert build_mixtures(records, seed=4)["wo_pal"] != mixes["wo_pal"]
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def test_llm_config_files(tmp_path: Path) -> None:
+    good = tmp_path / "llm.yaml"
+    good.write_text("model: qwen\nbase_url: http://127.0.0.1:8000/v1\ntemperature: 0.2\n")
+    assert load_llm_config(good) == LLMConfig(model="qwen", base_url="http://127.0.0.1:8000/v1", temperature=0.2)
+    (tmp_path / "a.json").write_text(json.dumps({"model": "m"}))
+    with pytest.raises(MTSConfigError, match="base_url"):
+        load_llm_config(tmp_path / "a.json")
+    (tmp_path / "b.json").write_text(json.dumps({"model": "m", "base_url": "u", "temprature": 1}))
+    with pytest.raises(MTSConfigError, match="temprature"):
+        load_llm_config(tmp_path / "b.json")
+    (tmp_path / "c.json").write_text("[1]")
+    with pytest.raises(MTSConfigError, match="mapping"):
+        load_llm_config(tmp_path / "c.json")
+    with pytest.raises(MTSConfigError, match="cannot read"):
+        load_llm_config(tmp_path / "missing.json")
+
+
+# --- the LLM cache and rate limit ----------------------------------------------------------------
+
+
+def test_cached_llm_sends_each_prompt_once_and_spaces_batches(tmp_path: Path) -> None:
+    testing = pytest.importorskip("geotts.testing")
+    from geosynth.mts._llm import CachedLLM
+
+    def script(req: Any) -> list[str]:
+        return [f"reply to {req.messages[-1].content}"] * 10
+
+    sampler = testing.ScriptedSampler(script)
+    clock = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock[0] += seconds
+
+    config = LLMConfig(model="m", base_url="u", batch_size=2, requests_per_minute=60)
+    llm = CachedLLM(sampler, config, tmp_path / "cache.sqlite", clock=lambda: clock[0], sleep=sleep)
+    assert llm.complete(["a", "b", "a", "c"]) == ["reply to a", "reply to b", "reply to a", "reply to c"]
+    assert llm.requests_sent == 3 and sleeps == [2.0]  # 2 requests at 60/min, then wait 2 s for the next
+    llm.close()
+    again = CachedLLM(sampler, config, tmp_path / "cache.sqlite")
+    assert again.complete(["c", "a"]) == ["reply to c", "reply to a"]
+    assert again.requests_sent == 0 and again.cache_hits == 2
+    other = CachedLLM(sampler, config.model_copy(update={"temperature": 0.7}), tmp_path / "cache.sqlite")
+    other.complete(["a"])
+    assert other.requests_sent == 1  # different parameters, different key
