@@ -40,7 +40,9 @@ BAD = [
     pytest.param({"id": 2, "program": "Equal N0 Get N0", "numbers": ["1"]}, "Equal", id="wrong-arity"),
     pytest.param({"id": 3, "program": "Get V3", "numbers": []}, "V3", id="undefined-V"),
     pytest.param({"id": 4, "program": "Equal N0 V0 Get V0", "numbers": []}, "N0", id="N-out-of-range"),
-    pytest.param({"id": 5, "program": "Equal N0 V0 Get V0", "numbers": ["\\frac{3"]}, "frac", id="malformed-latex"),
+    pytest.param(
+        {"id": 5, "program": "Equal N0 V0 Get V0", "numbers": ["\\frac{3"]}, "frac", id="malformed-latex"
+    ),
     pytest.param({"id": 6, "program": "", "numbers": []}, "empty", id="empty-program"),
     pytest.param({"id": 7, "program": 42, "numbers": []}, "program", id="program-not-string"),
     pytest.param({"id": 8, "program": "Get N0", "numbers": {"a": 1}}, "numbers", id="numbers-not-list"),
@@ -48,7 +50,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("record", "needle"), BAD)
-def test_exec_bad_record_gets_one_line_error_and_batch_continues(record: dict[str, object], needle: str) -> None:
+def test_exec_bad_record_gets_one_line_error_and_batch_continues(
+    record: dict[str, object], needle: str
+) -> None:
     good = {"id": "ok", "program": "Gougu N0 N1 V0 Get V0", "numbers": ["3", "4"]}
     out = _run(["dsl", "exec", "-"], _jsonl(good, record, good))
     assert len(out) == 3
@@ -87,7 +91,9 @@ def test_pal_scripts_run_in_the_sandbox_to_the_executor_answer() -> None:
     ]
     scripts = _run(["dsl", "pal", "-"], _jsonl(*records))
     assert all(s["error"] is None for s in scripts)
-    ran = _run(["dsl", "run", "-", "--jobs", "1"], _jsonl(*({"id": s["id"], "script": s["script"]} for s in scripts)))
+    ran = _run(
+        ["dsl", "run", "-", "--jobs", "1"], _jsonl(*({"id": s["id"], "script": s["script"]} for s in scripts))
+    )
     assert [r["id"] for r in ran] == ["a", "b"]
     assert [r["answer"] for r in ran] == [pytest.approx(5.0), pytest.approx(48.0)]
 

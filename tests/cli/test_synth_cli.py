@@ -20,8 +20,9 @@ DATASET = Path(__file__).resolve().parents[1] / "geosynth" / "mts" / "data" / "m
 def test_mts_without_llm_writes_program_and_pal_traces_and_says_cot_was_skipped(tmp_path: Path) -> None:
     data = tmp_path / "mini_train.json"
     shutil.copyfile(DATASET, data)
-    result = runner.invoke(app, ["synth", "mts", str(data), "--out", str(tmp_path / "out"), "--jobs", "1",
-                                 "--no-mixtures"])
+    result = runner.invoke(
+        app, ["synth", "mts", str(data), "--out", str(tmp_path / "out"), "--jobs", "1", "--no-mixtures"]
+    )
     assert result.exit_code == 0, result.output
     assert "mini_train.json (train): 8 of 12 records usable" in result.stdout
     assert "PAL verified 6, failed 2" in result.stdout
@@ -39,7 +40,9 @@ def test_mts_without_llm_writes_program_and_pal_traces_and_says_cot_was_skipped(
     assert again.exit_code == 0 and "resumed: 2 stage shards reused, 0 computed" in again.stdout
 
 
-def test_options_become_the_config_the_pipeline_receives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_options_become_the_config_the_pipeline_receives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     received: dict[str, Any] = {}
 
     def fake_run(dataset: Path, out: Path, config: geosynth.mts.MTSConfig, **kw: Any) -> geosynth.mts.MTSRun:
@@ -49,9 +52,28 @@ def test_options_become_the_config_the_pipeline_receives(tmp_path: Path, monkeyp
     monkeypatch.setattr(geosynth.mts, "run_mts", fake_run)
     llm = tmp_path / "llm.json"
     llm.write_text(json.dumps({"model": "qwen", "base_url": "http://127.0.0.1:1/v1"}))
-    result = runner.invoke(app, ["synth", "mts", str(DATASET), "-o", str(tmp_path / "o"), "--llm", str(llm),
-                                 "-j", "3", "--shard-size", "7", "--split", "dev", "--timeout", "5",
-                                 "--images", str(tmp_path)])
+    result = runner.invoke(
+        app,
+        [
+            "synth",
+            "mts",
+            str(DATASET),
+            "-o",
+            str(tmp_path / "o"),
+            "--llm",
+            str(llm),
+            "-j",
+            "3",
+            "--shard-size",
+            "7",
+            "--split",
+            "dev",
+            "--timeout",
+            "5",
+            "--images",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 3  # a runtime failure of the work (the LLM), not a usage error
     assert "MTSLLMError: stop here" in result.stderr
     config = received["config"]
@@ -59,13 +81,17 @@ def test_options_become_the_config_the_pipeline_receives(tmp_path: Path, monkeyp
     assert config.llm.model == "qwen" and config.images_dir == tmp_path and not config.use_ray
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["synth", "mts", "MISSING.json", "--out", "o"], "cannot read dataset"),
-    (["synth", "mts", str(DATASET), "--out", "o", "--llm", "MISSING.yaml"], "cannot read LLM config"),
-    (["synth", "mts-stats", "."], "not an MTS output folder"),
-])
-def test_bad_input_is_a_user_error_naming_the_input(args: list[str], message: str, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["synth", "mts", "MISSING.json", "--out", "o"], "cannot read dataset"),
+        (["synth", "mts", str(DATASET), "--out", "o", "--llm", "MISSING.yaml"], "cannot read LLM config"),
+        (["synth", "mts-stats", "."], "not an MTS output folder"),
+    ],
+)
+def test_bad_input_is_a_user_error_naming_the_input(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output

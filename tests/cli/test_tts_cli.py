@@ -169,3 +169,113 @@ def test_report_writes_pngs(tmp_path: Path) -> None:
         app, ["tts", "report", str(DATA / "pools.jsonl"), "--out", str(tmp_path / "r"), "--depths", "1,x"]
     )
     assert bad.exit_code == 1 and "--depths must be comma-separated integers" in bad.output
+
+
+# --- geodsl-trace: candidates executed by trace type ----------------------------------------------
+
+PROGRAM = "Gougu N0 N1 V0 Get V0"  # symbolic: the answer depends on the problem's N list
+
+
+def _pal(legs: tuple[int, int]) -> str:
+    return f"```python\nimport math\nprint(math.hypot({legs[0]}, {legs[1]}))\n```"
+
+
+def _cot_program() -> str:
+    return (
+        "1. The two legs are known, so the hypotenuse follows from Pythagoras. **Op:** `Gougu N0 N1 V0`\n"
+        "2. It is what is asked. **Op:** `Get V0`\n"
+        f"The final program is {PROGRAM}"
+    )
+
+
+def _cot_pal(legs: tuple[int, int]) -> str:
+    return (
+        "The triangle is right-angled, so the hypotenuse is the square root of the sum of the squares "
+        "of the two legs. We compute it with sympy.\n"
+        f"```python\nfrom sympy import sqrt\nc = sqrt({legs[0]}**2 + {legs[1]}**2)\nprint(float(c))\n```"
+    )
+
+
+def _trace_script(req: GenerationRequest) -> list[str]:
+    legs = (3, 4) if "3 and 4" in req.messages[-1].content else (6, 8)
+    canned = {
+        "program": [PROGRAM, "Frobnicate N0 Get V0"],  # the second is no program: no vote
+        "pal": [_pal(legs), "```python\nprint(1 / 0)\n```"],  # the second script fails: no vote
+        "cot_program": [_cot_program(), _cot_program()],
+        "cot_pal": [_cot_pal(legs), "I cannot solve this."],
+    }
+    return canned[req.trace_type or ""]
+
+
+def test_run_with_geodsl_trace_executes_each_trace_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from geodsl import sandbox as sandbox_module
+
+    (tmp_path / "problems.jsonl").write_text(
+        json.dumps(
+            {"id": "small", "question": "Legs 3 and 4; find the hypotenuse.", "numbers": ["3", 4], "gold": 5}
+        )
+        + "\n"
+        + json.dumps({"id": "large", "question": "Legs 6 and 8; find the hypotenuse.", "numbers": ["6", "8"]})
+        + "\n"
+    )
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "backend: {kind: openai, model: tiny, base_url: 'http://127.0.0.1:9/v1'}\n"
+        "strategy: {mte: {depth: 2, params: {mode: sample, temperature: 0.7, seed: 1}}}\n"
+        "problems: problems.jsonl\nextractor: geodsl-trace\nsandbox_workers: 1\n"
+    )
+    sampler = ScriptedSampler(_trace_script)
+
+    def fake_build(spec: tts.BackendSpec, base: Path) -> ScriptedSampler:
+        return sampler
+
+    monkeypatch.setattr(tts, "build_sampler", fake_build)
+    closed: list[bool] = []
+
+    class RecordingSandbox(sandbox_module.Sandbox):
+        def close(self) -> None:
+            closed.append(bool(self._pool))
+            super().close()
+
+    monkeypatch.setattr(sandbox_module, "Sandbox", RecordingSandbox)
+    result = runner.invoke(app, ["tts", "run", str(config)])
+    assert result.exit_code == 0, result.output
+    small, large = _lines(result.output)
+    assert small["traces"] == {
+        "program": [5.0, None],
+        "pal": [5.0, None],
+        "cot_program": [5.0, 5.0],
+        "cot_pal": [5.0, None],
+    }
+    assert (small["answer"], small["correct"]) == (5.0, True)
+    # the same symbolic program text answers 10 on the problem whose N list is [6, 8]
+    assert large["traces"]["program"] == [10.0, None] and large["traces"]["cot_program"] == [10.0, 10.0]
+    assert large["answer"] == 10.0 and "gold" not in large
+    assert closed == [True]  # one sandbox, started by the scripts and closed at the end of the run
+
+
+def test_trace_extractor_detects_untyped_traces_and_rejects_cut_ones() -> None:
+    from geotts import Completion
+
+    extract = tts.build_extractor("geodsl-trace").bound(["3", "4"])
+    assert extract(Completion(text=PROGRAM, num_tokens=5), None) == 5.0
+    assert extract(Completion(text=_cot_program(), num_tokens=40), "custom") == 5.0
+    assert extract(Completion(text=PROGRAM, num_tokens=5, finish_reason="length"), "program") is None
+    assert extract(Completion(text="no program here", num_tokens=3), None) is None
+    # symbolic program without an N list: the binding fails, which is no vote rather than a crash
+    assert tts.build_extractor("geodsl-trace")(Completion(text=PROGRAM, num_tokens=5), "program") is None
+
+
+def test_run_rejects_a_bad_numbers_field(tmp_path: Path) -> None:
+    (tmp_path / "problems.jsonl").write_text(
+        json.dumps({"id": "p", "question": "q", "numbers": "3 4"}) + "\n"
+    )
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "backend: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1'}\n"
+        "strategy: {mte: {depth: 1}}\nproblems: problems.jsonl\nextractor: geodsl-trace\n"
+    )
+    result = runner.invoke(app, ["tts", "run", str(config)])
+    assert result.exit_code == 1 and "line 1: 'numbers' must be a list" in result.output

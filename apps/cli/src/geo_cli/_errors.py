@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from typing import NoReturn, ParamSpec, TypeVar
 
@@ -24,6 +24,7 @@ EXIT_RUNTIME = 3
 def _families() -> list[tuple[type[BaseException], int]]:
     import geodsl
     import geoprm
+    import geoprm.data
     import geosynth
     import geotrain
     import geotts
@@ -34,6 +35,8 @@ def _families() -> list[tuple[type[BaseException], int]]:
         (geodsl.DataError, EXIT_USER),
         (geotts.StrategyConfigError, EXIT_USER),
         (geotts.MissingExtraError, EXIT_USER),
+        (geoprm.MissingExtraError, EXIT_USER),
+        (geoprm.data.DataError, EXIT_USER),
         (geodsl.GeoDSLError, EXIT_RUNTIME),
         (geotts.GeoTTSError, EXIT_RUNTIME),
         (geosynth.GeoSynthError, EXIT_RUNTIME),
@@ -50,7 +53,7 @@ def fail(message: str, code: int = EXIT_USER) -> NoReturn:
 
 
 @contextmanager
-def error_boundary() -> Iterator[None]:
+def error_boundary() -> Generator[None]:
     """Turn known package errors raised inside the block into a one-line message and an exit code."""
     try:
         yield

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,12 +55,18 @@ def read_lines(stream: IO[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterator[Li
     """Read JSON Lines from a binary stream, one :class:`Line` per input line (blank lines included)."""
     for number, (raw, length) in enumerate(_read_capped(stream, limit), start=1):
         if length > limit:
-            yield Line(number=number, record=None, error=f"line {number} is {length} bytes; the limit is {limit}")
+            yield Line(
+                number=number, record=None, error=f"line {number} is {length} bytes; the limit is {limit}"
+            )
             continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            yield Line(number=number, record=None, error=f"line {number} is not UTF-8 ({exc.reason} at byte {exc.start})")
+            yield Line(
+                number=number,
+                record=None,
+                error=f"line {number} is not UTF-8 ({exc.reason} at byte {exc.start})",
+            )
             continue
         if not text.strip():
             yield Line(number=number, record=None, error=f"line {number} is empty")
@@ -68,16 +74,24 @@ def read_lines(stream: IO[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterator[Li
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield Line(number=number, record=None, error=f"line {number} is not JSON: {exc.msg} at column {exc.colno}")
+            yield Line(
+                number=number,
+                record=None,
+                error=f"line {number} is not JSON: {exc.msg} at column {exc.colno}",
+            )
             continue
         if not isinstance(value, dict):
-            yield Line(number=number, record=None, error=f"line {number} is a JSON {type(value).__name__}, not an object")
+            yield Line(
+                number=number,
+                record=None,
+                error=f"line {number} is a JSON {type(value).__name__}, not an object",
+            )
             continue
         yield Line(number=number, record=value, error=None)
 
 
 @contextmanager
-def open_input(path: str) -> Iterator[IO[bytes]]:
+def open_input(path: str) -> Generator[IO[bytes]]:
     """Open ``path`` for binary reading; ``-`` is standard input."""
     if path == "-":
         yield sys.stdin.buffer

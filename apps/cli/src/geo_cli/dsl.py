@@ -107,11 +107,22 @@ def _run_chunk(sandbox: Any, chunk: Sequence[Line]) -> Iterator[dict[str, Any]]:
         if line.error is not None:
             yield {"id": None, "answer": None, "stdout": "", "error": line.error, "seconds": 0.0}
         elif _script_of(line) is None:
-            yield {"id": line.id, "answer": None, "stdout": "", "seconds": 0.0,
-                   "error": f"line {line.number}: 'script' must be a string"}
+            yield {
+                "id": line.id,
+                "answer": None,
+                "stdout": "",
+                "seconds": 0.0,
+                "error": f"line {line.number}: 'script' must be a string",
+            }
         else:
             r = next(results)
-            yield {"id": line.id, "answer": r.answer, "stdout": r.stdout, "error": r.error, "seconds": r.seconds}
+            yield {
+                "id": line.id,
+                "answer": r.answer,
+                "stdout": r.stdout,
+                "error": r.error,
+                "seconds": r.seconds,
+            }
 
 
 @app.command("run")
@@ -137,7 +148,9 @@ def run(
 def check(
     dataset: Annotated[
         Path | None,
-        typer.Argument(help="PGPS-format annotation JSON (e.g. PGPS9K test.json). Default: the bundled sample."),
+        typer.Argument(
+            help="PGPS-format annotation JSON (e.g. PGPS9K test.json). Default: the bundled sample."
+        ),
     ] = None,
     show: Annotated[int, typer.Option(help="How many disagreements to list.")] = 50,
 ) -> None:
@@ -153,10 +166,18 @@ def check(
     table = Table(title=f"geo dsl check: {dataset or 'bundled sample'}")
     for col in ("programs", "agree", "disagree", "error", "agreement"):
         table.add_column(col, justify="right")
-    table.add_row(str(report.total), str(report.agree), str(report.disagree), str(report.error + report.crash),
-                  f"{report.agreement:.2%}")
+    table.add_row(
+        str(report.total),
+        str(report.agree),
+        str(report.disagree),
+        str(report.error + report.crash),
+        f"{report.agreement:.2%}",
+    )
     console.print(table)
     for miss in report.misses[:show]:
         got = "-" if miss.got is None else f"{miss.got:.3f}"
-        console.print(f"  {miss.id}: expected {miss.expected}, got {got}" + (f" ({miss.error})" if miss.error else ""),
-                      highlight=False, markup=False)
+        console.print(
+            f"  {miss.id}: expected {miss.expected}, got {got}" + (f" ({miss.error})" if miss.error else ""),
+            highlight=False,
+            markup=False,
+        )

@@ -34,8 +34,15 @@ def _progress(console: Console) -> Generator[Callable[[str, int, int], None]]:
     """A rich progress display fed by the pipeline's callback; silent when stderr is not a terminal."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, disable=not console.is_terminal, transient=False) as bar:
+    with Progress(
+        TextColumn("{task.description:<12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+        transient=False,
+    ) as bar:
         tasks: dict[str, TaskID] = {}
 
         def update(stage: str, done: int, total: int) -> None:
@@ -48,45 +55,71 @@ def _progress(console: Console) -> Generator[Callable[[str, int, int], None]]:
 
 def _report(run: MTSRun) -> None:
     s = run.stats
-    typer.echo(f"{s.dataset} ({s.split}): {s.problems} of {s.records} records usable; "
-               f"traces {', '.join(f'{k}={v}' for k, v in s.traces.items())}; #MTS={s.mts}, #MTS-All={s.mts_all}")
-    typer.echo(f"PAL verified {s.pal_verified}, failed {s.pal_failed}; drops: "
-               f"{', '.join(f'{k}={v}' for k, v in s.drops.items()) or 'none'} (see {run.out / 'drops.jsonl'})")
+    typer.echo(
+        f"{s.dataset} ({s.split}): {s.problems} of {s.records} records usable; "
+        f"traces {', '.join(f'{k}={v}' for k, v in s.traces.items())}; #MTS={s.mts}, #MTS-All={s.mts_all}"
+    )
+    typer.echo(
+        f"PAL verified {s.pal_verified}, failed {s.pal_failed}; drops: "
+        f"{', '.join(f'{k}={v}' for k, v in s.drops.items()) or 'none'} (see {run.out / 'drops.jsonl'})"
+    )
     reused = sum(run.reused.values())
     if reused:
         typer.echo(f"resumed: {reused} stage shards reused, {sum(run.computed.values())} computed")
     if run.cot_skipped:
-        err_console.print("[yellow]CoT-PAL and CoT-Program traces were skipped: no LLM configured (pass --llm "
-                          "CONFIG). Program and PAL traces were produced.[/]")
+        err_console.print(
+            "[yellow]CoT-PAL and CoT-Program traces were skipped: no LLM configured (pass --llm "
+            "CONFIG). Program and PAL traces were produced.[/]"
+        )
     else:
         by_pass = ", ".join(f"pass {k}: {v}" for k, v in s.cot_pal_by_pass.items()) or "none"
-        typer.echo(f"CoT-PAL verified by {by_pass}; gave up on {s.cot_pal_failed}; "
-                   f"CoT-Program mismatches {s.cot_program_mismatched}")
+        typer.echo(
+            f"CoT-PAL verified by {by_pass}; gave up on {s.cot_pal_failed}; "
+            f"CoT-Program mismatches {s.cot_program_mismatched}"
+        )
     if run.images_missing:
-        err_console.print(f"[yellow]{run.images_missing} diagrams named by the records were not found in --images[/]")
+        err_console.print(
+            f"[yellow]{run.images_missing} diagrams named by the records were not found in --images[/]"
+        )
 
 
 @app.command("mts")
 @guarded
 def mts(
-    dataset: Annotated[Path, typer.Argument(help="PGPS-format dataset (keyed JSON object, JSON list or JSON Lines).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (an earlier run in it is resumed).")],
-    llm: Annotated[Path | None, typer.Option("--llm", help="LLM config (JSON/YAML) for the CoT traces.")] = None,
+    dataset: Annotated[
+        Path, typer.Argument(help="PGPS-format dataset (keyed JSON object, JSON list or JSON Lines).")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder (an earlier run in it is resumed).")
+    ],
+    llm: Annotated[
+        Path | None, typer.Option("--llm", help="LLM config (JSON/YAML) for the CoT traces.")
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Sandbox workers.")] = 2,
     images: Annotated[Path | None, typer.Option("--images", help="Folder with the diagrams to copy.")] = None,
     ray: Annotated[bool, typer.Option("--ray", help="Run verification on Ray actors (needs ray).")] = False,
-    shard_size: Annotated[int, typer.Option("--shard-size", min=1, help="Problems per resumable shard.")] = 100,
+    shard_size: Annotated[
+        int, typer.Option("--shard-size", min=1, help="Problems per resumable shard.")
+    ] = 100,
     split: Annotated[str | None, typer.Option("--split", help="Split name for the statistics.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per script.")] = 30.0,
-    mixtures: Annotated[bool, typer.Option("--mixtures/--no-mixtures", help="Write the ablation mixtures.")] = True,
+    mixtures: Annotated[
+        bool, typer.Option("--mixtures/--no-mixtures", help="Write the ablation mixtures.")
+    ] = True,
 ) -> None:
     """Synthesize verified multi-trace data and PA training records from a PGPS-format dataset."""
     from geosynth.mts import MTSConfig, MTSConfigError, MTSInputError, load_llm_config, run_mts
 
     try:
         config = MTSConfig(
-            jobs=jobs, shard_size=shard_size, script_timeout=timeout, split=split, mixtures=mixtures,
-            images_dir=images, use_ray=ray, llm=None if llm is None else load_llm_config(llm),
+            jobs=jobs,
+            shard_size=shard_size,
+            script_timeout=timeout,
+            split=split,
+            mixtures=mixtures,
+            images_dir=images,
+            use_ray=ray,
+            llm=None if llm is None else load_llm_config(llm),
         )
         with _progress(err_console) as progress:
             run = run_mts(dataset, out, config, progress=progress)
@@ -98,9 +131,12 @@ def mts(
 @app.command("mts-stats")
 @guarded
 def mts_stats(
-    folders: Annotated[list[Path], typer.Argument(help="Output folders of `geo synth mts` (e.g. train and test).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per folder instead of a table.")]
-    = False,
+    folders: Annotated[
+        list[Path], typer.Argument(help="Output folders of `geo synth mts` (e.g. train and test).")
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per folder instead of a table.")
+    ] = False,
 ) -> None:
     """Print dataset statistics (seed 000, Table 6) of MTS output folders."""
     from geosynth.mts import MTSInputError, compute_stats, format_stats_table

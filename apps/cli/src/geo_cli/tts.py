@@ -13,15 +13,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from geo_cli._errors import guarded
 from geo_cli._jsonl import Line, emit, open_input, read_lines
+
+if TYPE_CHECKING:
+    from geodsl.sandbox import Sandbox
+    from geodsl.traces import TraceFormat
+    from geotts import Completion
 
 app = typer.Typer(help="Commands for test-time scaling (geotts).", no_args_is_help=True)
 
@@ -137,6 +143,10 @@ def sc(
     _run_pools(pools, decide)
 
 
+ExtractorName = Literal["last-number", "geodsl-answer", "geodsl-trace"]
+"""The answer extractors of ``geo tts run``."""
+
+
 class BackendSpec(BaseModel):
     """Which backend ``geo tts run`` drives."""
 
@@ -164,9 +174,15 @@ class RunConfig(BaseModel):
     strategy: dict[str, Any]
     """One-key strategy spec, e.g. ``{"cg_mte": {"depth": 10, "params": {"mode": "sample"}}}``."""
     problems: str
-    """JSON Lines of ``{"id", "question", "images": [paths], "gold"?}`` (relative to the config file)."""
-    extractor: Literal["last-number", "geodsl-answer"] = "last-number"
-    """How answers are read from candidates."""
+    """JSON Lines of ``{"id", "question", "images": [paths], "gold"?, "numbers"?}`` (relative to the config
+    file); ``numbers`` is the problem's N list, which symbolic program traces refer to as N0, N1..."""
+    extractor: ExtractorName = "last-number"
+    """How answers are read from candidates: ``last-number``, ``geodsl-answer`` (the stated final answer)
+    or ``geodsl-trace`` (the trace executed: programs on geodsl's executor, scripts in the sandbox)."""
+    sandbox_workers: int = Field(default=2, ge=1)
+    """Sandbox worker processes for ``geodsl-trace`` (PAL and CoT-PAL scripts)."""
+    sandbox_timeout: float = Field(default=10.0, gt=0)
+    """Wall-clock and CPU limit per script for ``geodsl-trace``, seconds."""
     batch_size: int = Field(default=16, ge=1)
     """Problems per strategy call."""
 
@@ -206,12 +222,8 @@ def build_sampler(spec: BackendSpec, base: Path) -> Any:
     return OpenAICompatibleSampler(spec.base_url, spec.model, api_key=key, **spec.options)
 
 
-def build_extractor(name: str) -> Any:
-    """The answer extractor called ``name``: ``last-number`` (geotts) or ``geodsl-answer`` (geodsl.answers)."""
+def _geodsl_answer() -> Any:
     import geotts
-
-    if name == "last-number":
-        return geotts.LastNumberExtractor()
     from geodsl.answers import extract_final_answer, parse_answer
     from geodsl.errors import AnswerParseError
 
@@ -229,34 +241,135 @@ def build_extractor(name: str) -> Any:
     return geodsl_answer
 
 
-def _problems(path: Path) -> Iterator[tuple[Any, float | None]]:
+#: How each strategy trace type is executed (geodsl's trace formats); other names are detected from the text.
+TRACE_FORMATS: dict[str, TraceFormat] = {
+    "program": "program",
+    "pal": "pal",
+    "cot_program": "cot_program",
+    "cot_pal": "cot_pal",
+}
+
+
+class TraceExtractor:
+    """Answer = the candidate executed as its trace type (``geodsl-trace``); a failed execution is None.
+
+    Program and CoT-Program traces run on geodsl's numeric executor (symbolic programs against the
+    problem's N list), PAL and CoT-PAL scripts in a shared sandbox. A candidate cut off by the token
+    limit, or whose execution fails, gives None (no vote). A failure of the sandbox itself propagates.
+    """
+
+    def __init__(self, sandbox: Sandbox | None, numbers: Sequence[str] = ()) -> None:
+        """Bind a sandbox (needed for script traces) and the problem's N list (for symbolic programs)."""
+        self.sandbox = sandbox
+        self.numbers = tuple(numbers)
+
+    def bound(self, numbers: Sequence[str]) -> TraceExtractor:
+        """The same extractor (same sandbox) for a problem with another N list."""
+        return TraceExtractor(self.sandbox, numbers)
+
+    def __call__(self, completion: Completion, trace_type: str | None) -> float | None:
+        """Execute ``completion`` as the format of ``trace_type`` (detected when the type is not a format)."""
+        from geodsl.errors import GeoDSLError, SandboxError
+        from geodsl.traces import detect_format, trace_answer
+
+        if completion.finish_reason == "length":
+            return None
+        fmt = TRACE_FORMATS.get(trace_type or "") or detect_format(completion.text)
+        if fmt is None:
+            return None
+        try:
+            return trace_answer(completion.text, fmt, numbers=self.numbers, sandbox=self.sandbox)
+        except SandboxError:
+            raise
+        except GeoDSLError:
+            return None
+
+
+def build_extractor(name: ExtractorName, *, sandbox: Sandbox | None = None) -> Any:
+    """The answer extractor called ``name``.
+
+    Args:
+        name: ``last-number`` (geotts), ``geodsl-answer`` (the final answer read by geodsl.answers) or
+            ``geodsl-trace`` (a :class:`TraceExtractor`; bind each problem's N list with ``bound``).
+        sandbox: the sandbox ``geodsl-trace`` runs scripts in (the caller starts and closes it).
+
+    Returns:
+        The extractor.
+    """
+    import geotts
+
+    if name == "last-number":
+        return geotts.LastNumberExtractor()
+    if name == "geodsl-answer":
+        return _geodsl_answer()
+    return TraceExtractor(sandbox)
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    problem: Any
+    gold: float | None
+    numbers: tuple[str, ...]
+
+
+def _numbers(rec: dict[str, Any], where: str) -> tuple[str, ...]:
+    from geotts import StrategyConfigError
+
+    value = rec.get("numbers", [])
+    if not isinstance(value, list):
+        raise StrategyConfigError(f"{where}: 'numbers' must be a list, got {type(value).__name__}")
+    out: list[str] = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise StrategyConfigError(f"{where}: numbers[{i}] must be a string or a number, got {v!r}")
+        out.append(v if isinstance(v, str) else repr(v))
+    return tuple(out)
+
+
+def _problems(path: Path) -> Iterator[_Item]:
     import geotts
 
     with open_input(str(path)) as stream:
         for line in read_lines(stream):
             if line.record is None:
                 raise geotts.StrategyConfigError(f"{path}: {line.error}")
-            rec = line.record
+            rec, where = line.record, f"{path}: line {line.number}"
             if not isinstance(rec.get("id"), str | int) or not isinstance(rec.get("question"), str):
-                raise geotts.StrategyConfigError(
-                    f"{path}: line {line.number}: needs a string 'id' and a string 'question'"
-                )
+                raise geotts.StrategyConfigError(f"{where}: needs a string 'id' and a string 'question'")
             images = tuple(path.parent / str(p) for p in rec.get("images", []))
             missing = [str(p) for p in images if not p.is_file()]
             if missing:
-                raise geotts.StrategyConfigError(
-                    f"{path}: line {line.number}: image files not found: {missing}"
-                )
+                raise geotts.StrategyConfigError(f"{where}: image files not found: {missing}")
             try:
                 problem = geotts.Problem(
                     id=str(rec.get("id")), question=str(rec.get("question", "")), images=images
                 )
             except ValidationError as exc:
-                raise geotts.StrategyConfigError(
-                    f"{path}: line {line.number}: {exc.errors()[0]['msg']}"
-                ) from exc
+                raise geotts.StrategyConfigError(f"{where}: {exc.errors()[0]['msg']}") from exc
             gold = rec.get("gold")
-            yield problem, gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
+            gold = gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
+            yield _Item(problem, gold, _numbers(rec, where))
+
+
+def _decide(strategy: Any, sampler: Any, chunk: Sequence[_Item], extractor: Any) -> list[Any]:
+    """Decisions for a chunk, in order.
+
+    A trace extractor needs each problem's N list, and the extractor protocol does not say which problem
+    a candidate belongs to: problems are run in groups that share one N list (all together for the
+    other extractors).
+    """
+    import geotts
+
+    per_list = isinstance(extractor, TraceExtractor)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, item in enumerate(chunk):
+        groups.setdefault(item.numbers if per_list else (), []).append(i)
+    decided: dict[int, Any] = {}
+    for numbers, members in groups.items():
+        bound = extractor.bound(numbers) if per_list else extractor
+        decisions = geotts.run_strategy(strategy, sampler, [chunk[i].problem for i in members], bound)
+        decided.update(zip(members, decisions, strict=True))
+    return [decided[i] for i in range(len(chunk))]
 
 
 @app.command("run")
@@ -277,20 +390,26 @@ def run(
     base = config.parent
     items = list(_problems(base / cfg.problems))
     sampler = build_sampler(cfg.backend, base)
-    extractor = build_extractor(cfg.extractor)
     with contextlib.ExitStack() as stack:
+        sandbox = None
+        if cfg.extractor == "geodsl-trace":
+            from geodsl.sandbox import Sandbox, SandboxLimits
+
+            limits = SandboxLimits(wall_seconds=cfg.sandbox_timeout, cpu_seconds=cfg.sandbox_timeout)
+            # workers start on the first script; closed when the run ends, however it ends
+            sandbox = stack.enter_context(contextlib.closing(Sandbox(cfg.sandbox_workers, limits)))
+        extractor = build_extractor(cfg.extractor, sandbox=sandbox)
         pool_out = None if pools is None else stack.enter_context(pools.open("w", encoding="utf-8"))
         for start in range(0, len(items), cfg.batch_size):
             chunk = items[start : start + cfg.batch_size]
-            decisions = geotts.run_strategy(strategy, sampler, [p for p, _ in chunk], extractor)
-            for (problem, gold), d in zip(chunk, decisions, strict=True):
+            for item, d in zip(chunk, _decide(strategy, sampler, chunk, extractor), strict=True):
                 traces = {name: list(answers) for name, answers in d.pool}
-                out = {**d.to_json(id=problem.id), "traces": traces}
-                if gold is not None:
-                    out.update(gold=gold, correct=is_correct(d.answer, gold))
+                out = {**d.to_json(id=item.problem.id), "traces": traces}
+                if item.gold is not None:
+                    out.update(gold=item.gold, correct=is_correct(d.answer, item.gold))
                 emit(out)
                 if pool_out is not None:
-                    emit({"id": problem.id, "gold": gold, "traces": traces}, pool_out)
+                    emit({"id": item.problem.id, "gold": item.gold, "traces": traces}, pool_out)
 
 
 @app.command("report")
