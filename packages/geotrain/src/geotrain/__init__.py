@@ -1,10 +1,59 @@
-"""geotrain: fine-tuning of Qwen-VL-family models (perception-augmented SFT, PRM training).
+"""geotrain: perception-augmented SFT and GM-PRM training for Qwen-VL-family models, CPU to many GPUs.
 
-The trainers land with their issue; this module currently exposes the
-package's error hierarchy only.
+``import geotrain`` is light (no torch); training entry points import the ``train`` extra on call.
 """
 
-from geotrain.errors import GeoTrainError
+from __future__ import annotations
 
-__all__ = ("GeoTrainError",)
+from geotrain._api import (
+    accelerate_config,
+    accelerate_configs,
+    build_trainer,
+    load_model_and_processor,
+    train,
+)
+from geotrain._config import (
+    DataSource,
+    EvalSettings,
+    Family,
+    LoraSettings,
+    RunConfig,
+    Task,
+    available_presets,
+    load_config,
+    preset,
+)
+from geotrain._data import Example, PARecord, load_examples
+from geotrain._export import export_model
+from geotrain._result import TrainResult
+from geotrain._tiny import build_tiny_model
+from geotrain.errors import ConfigError, DataError, GeoTrainError, MissingExtraError, TrainingError
+
+__all__ = (
+    "ConfigError",
+    "DataError",
+    "DataSource",
+    "EvalSettings",
+    "Example",
+    "Family",
+    "GeoTrainError",
+    "LoraSettings",
+    "MissingExtraError",
+    "PARecord",
+    "RunConfig",
+    "Task",
+    "TrainResult",
+    "TrainingError",
+    "accelerate_config",
+    "accelerate_configs",
+    "available_presets",
+    "build_tiny_model",
+    "build_trainer",
+    "export_model",
+    "load_config",
+    "load_examples",
+    "load_model_and_processor",
+    "preset",
+    "train",
+)
 __version__ = "0.1.0"

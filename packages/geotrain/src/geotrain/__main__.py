@@ -1,0 +1,41 @@
+"""``python -m geotrain``: the runnable entry for ``accelerate launch`` / ``torchrun``.
+
+    accelerate launch --config_file $(python -c "import geotrain; print(geotrain.accelerate_config('zero2'))") \
+        -m geotrain --config run.yaml learning_rate=1e-5
+
+Arguments: ``--config FILE`` (optional ``--preset NAME``, ``--resume``) then ``key=value`` overrides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from geotrain._api import train
+from geotrain._config import load_config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments, train, and write the result summary as JSON on stdout (rank 0 only)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m geotrain", description="Train a Qwen-VL model with geotrain."
+    )
+    parser.add_argument("--config", help="run configuration YAML")
+    parser.add_argument("--preset", help="preset to start from (when the file names none)")
+    parser.add_argument(
+        "--resume", action="store_true", help="resume from the latest checkpoint in output_dir"
+    )
+    parser.add_argument("overrides", nargs="*", help="key=value overrides (dotted keys, YAML values)")
+    args = parser.parse_args(argv)
+    config = load_config(args.config, args.overrides, base_preset=args.preset)
+    result = train(config, resume_from=True if args.resume else None)
+    if os.environ.get("RANK", "0") == "0":
+        sys.stdout.write(json.dumps(result.model_dump(mode="json")) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
