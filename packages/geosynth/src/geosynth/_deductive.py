@@ -1,0 +1,429 @@
+"""A first deductive core: rules compiled to SQL joins over a :class:`FactStore`, run to a fixpoint.
+
+A rule's premises become table atoms (``coll a b c`` is two ``line`` rows sharing a line id; ``perp``
+goes through ``line``, ``dir`` and ``perp``; ``cong`` through ``seg``), joined on shared variables. The
+tables hold no degenerate pair, so the two ends of a segment always differ; distinct variables may
+still meet at one point (a right angle shares its vertex). Each result row instantiates the conclusions; a
+conclusion that is not already implied and holds numerically on the diagram (the numeric gate) is added
+and recorded with its rule and instantiated premises. Diagrammatic premises (``ncoll``, ``npara``...)
+are checked on the diagram per row. Rules using predicates the store does not hold yet (ratios,
+similarity, congruence) and rules made only of angle or ratio equalities (chasing, left to the algebraic
+system) do not compile: :func:`compile_rule` returns ``None``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict
+
+from geosynth._definitions import Statement
+from geosynth._factstore import FactStore
+from geosynth._geometry import Vec
+from geosynth._numeric import holds
+from geosynth._predicates import build_relation
+from geosynth._problem import Problem
+from geosynth._realise import Diagram, compile_problem
+from geosynth._relations import (
+    CircleThrough,
+    Collinear,
+    Concyclic,
+    EqualLength,
+    EqualLineAngles,
+    Midpoint,
+    Parallel,
+    Perpendicular,
+    Relation,
+)
+from geosynth._rules import Rule, load_rules, parse_rule
+from geosynth._shapes import AnyRelation
+from geosynth.errors import RelationError
+
+Atom = tuple[str, tuple[str, ...]]
+Fresh = Callable[[], str]
+
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "line": ("a", "b", "l"),
+    "dir": ("l", "d"),
+    "perp": ("d1", "d2"),
+    "seg": ("a", "b", "s"),
+    "midp": ("m", "a", "b"),
+    "circ": ("p", "k"),
+    "ang": ("d1", "d2", "g"),
+}
+
+
+def _coll(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    line = fresh()
+    return [("line", (args[0], p, line)) for p in args[1:]]
+
+
+def _direction(a: str, b: str, fresh: Fresh) -> tuple[list[Atom], str]:
+    line, direction = fresh(), fresh()
+    return [("line", (a, b, line)), ("dir", (line, direction))], direction
+
+
+def _para(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    first, d1 = _direction(args[0], args[1], fresh)
+    second, d2 = _direction(args[2], args[3], fresh)
+    # Parallel lines share one direction id: rename the second to the first.
+    return first + [(t, tuple(d1 if v == d2 else v for v in terms)) for t, terms in second]
+
+
+def _perp(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    first, d1 = _direction(args[0], args[1], fresh)
+    second, d2 = _direction(args[2], args[3], fresh)
+    return [*first, *second, ("perp", (d1, d2))]
+
+
+def _cong(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    length = fresh()
+    return [("seg", (args[0], args[1], length)), ("seg", (args[2], args[3], length))]
+
+
+def _circle(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    length = fresh()
+    return [("seg", (args[0], p, length)) for p in args[1:]]
+
+
+def _cyclic(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    circle = fresh()
+    return [("circ", (p, circle)) for p in args]
+
+
+def _eqangle(args: tuple[str, ...], fresh: Fresh) -> list[Atom]:
+    atoms: list[Atom] = []
+    dirs: list[str] = []
+    for i in range(0, 8, 2):
+        more, direction = _direction(args[i], args[i + 1], fresh)
+        atoms += more
+        dirs.append(direction)
+    angle = fresh()
+    return [*atoms, ("ang", (dirs[0], dirs[1], angle)), ("ang", (dirs[2], dirs[3], angle))]
+
+
+CHASING = frozenset({"eqangle", "eqangle6", "eqratio", "eqratio6"})
+"""Predicates of rules that only combine equalities (left to the algebraic system)."""
+
+DIAGRAM_PREMISES = frozenset({"ncoll", "npara", "nperp", "diff"})
+"""Premises read off the diagram when a rule fires (their points must be bound by other premises)."""
+
+PREMISE_ATOMS: dict[str, Callable[[tuple[str, ...], Fresh], list[Atom]]] = {
+    "coll": _coll,
+    "para": _para,
+    "perp": _perp,
+    "cong": _cong,
+    "circle": _circle,
+    "cyclic": _cyclic,
+    "midp": lambda args, fresh: [("midp", args)],
+    "eqangle": _eqangle,
+    "eqangle6": _eqangle,
+}
+"""How each premise predicate reads the tables (a predicate not listed cannot be compiled yet)."""
+
+
+def _apply_coll(store: FactStore, rel: Relation) -> bool:
+    # Every pair of the points spans the same line, so all their pair-lines merge.
+    pairs = list(itertools.combinations(rel.points, 2))
+    base = store.line_of(*pairs[0])
+    return any([store.merge_lines(base, store.line_of(*pair)) for pair in pairs[1:]])
+
+
+def _apply_midpoint(store: FactStore, rel: Relation) -> bool:
+    m, a, b = rel.points
+    new = store.add_midpoint(m, a, b)
+    _apply_coll(store, Collinear.of(m, a, b))
+    store.merge_lengths(store.length_of(m, a), store.length_of(m, b))
+    return new
+
+
+def _apply_circle_through(store: FactStore, rel: Relation) -> bool:
+    o, first, *rest = rel.points
+    return any([store.merge_lengths(store.length_of(o, first), store.length_of(o, p)) for p in rest])
+
+
+def _angle_forms(store: FactStore, rel: Relation) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """``angle(l1, l2) = angle(l3, l4)`` and its equivalent ``angle(l1, l3) = angle(l2, l4)``.
+
+    The canonical point order may present either form; storing and testing both keeps the store's
+    contents independent of point names (the other six forms are mirrors the store adds itself).
+    """
+    d = [store.dir_of(rel.points[i], rel.points[i + 1]) for i in range(0, 8, 2)]
+    return [((d[0], d[1]), (d[2], d[3])), ((d[0], d[2]), (d[1], d[3]))]
+
+
+def _apply_eqangle(store: FactStore, rel: Relation) -> bool:
+    return any([store.add_equal_angles(*form) for form in _angle_forms(store, rel)])
+
+
+def _eqangle_implied(store: FactStore, rel: Relation) -> bool:
+    return all(store.angles_equal(*form) for form in _angle_forms(store, rel))
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How the store holds one relation class: record it, and test whether it is already implied."""
+
+    apply: Callable[[FactStore, Relation], bool]
+    implied: Callable[[FactStore, Relation], bool]
+
+
+KINDS: dict[type[Relation], _Kind] = {
+    Collinear: _Kind(
+        _apply_coll, lambda s, r: len({s.line_of(*pair) for pair in itertools.combinations(r.points, 2)}) == 1
+    ),
+    Parallel: _Kind(
+        lambda s, r: s.merge_dirs(s.dir_of(*r.points[:2]), s.dir_of(*r.points[2:])),
+        lambda s, r: s.dir_of(*r.points[:2]) == s.dir_of(*r.points[2:]),
+    ),
+    Perpendicular: _Kind(
+        lambda s, r: s.add_perp(s.dir_of(*r.points[:2]), s.dir_of(*r.points[2:])),
+        lambda s, r: s.is_perp(s.dir_of(*r.points[:2]), s.dir_of(*r.points[2:])),
+    ),
+    EqualLength: _Kind(
+        lambda s, r: s.merge_lengths(s.length_of(*r.points[:2]), s.length_of(*r.points[2:])),
+        lambda s, r: s.length_of(*r.points[:2]) == s.length_of(*r.points[2:]),
+    ),
+    Midpoint: _Kind(_apply_midpoint, lambda s, r: s.has_midpoint(*r.points)),
+    EqualLineAngles: _Kind(_apply_eqangle, _eqangle_implied),
+    Concyclic: _Kind(lambda s, r: s.add_circle(r.points), lambda s, r: s.on_one_circle(r.points)),
+    CircleThrough: _Kind(
+        _apply_circle_through, lambda s, r: len({s.length_of(r.points[0], p) for p in r.points[1:]}) == 1
+    ),
+}
+"""Relations the store can hold, each with how to add it and how to test it."""
+
+
+def _as_relations(statements: tuple[Statement, ...], rename: dict[str, str]) -> frozenset[Relation] | None:
+    try:
+        return frozenset(build_relation(s.name, tuple(rename.get(a, a) for a in s.args)) for s in statements)
+    except RelationError:
+        return None
+
+
+def symmetric_pairs(rule: Rule) -> list[tuple[str, str]]:
+    """Variable pairs whose swap maps the rule to itself (premises and conclusions alike).
+
+    Swaps generate a product of symmetric groups on blocks of variables, so asking ``x <= y`` for each
+    such pair keeps exactly the sorted member of every orbit: each instance is found once, none is lost.
+    """
+    premises, conclusions = _as_relations(rule.premises, {}), _as_relations(rule.conclusions, {})
+    if premises is None or conclusions is None:
+        return []
+    pairs: list[tuple[str, str]] = []
+    for x, y in itertools.combinations(rule.variables, 2):
+        swap = {x: y, y: x}
+        if (
+            _as_relations(rule.premises, swap) == premises
+            and _as_relations(rule.conclusions, swap) == conclusions
+        ):
+            pairs.append((x, y))
+    return pairs
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule as one SQL query whose rows bind the rule's point variables."""
+
+    rule: Rule
+    sql: str
+    variables: tuple[str, ...]
+    side_conditions: tuple[Statement, ...]
+    """Diagrammatic premises, checked on the diagram for each row."""
+
+
+def compile_rule(rule: Rule) -> CompiledRule | None:
+    """Compile a rule's premises to a join, or ``None`` when a predicate is not in the store yet."""
+    if all(s.name in CHASING for s in rule.premises + rule.conclusions):
+        return None  # angle or ratio chasing: the algebraic system's job, far too many rows as a join
+    joined = tuple(s for s in rule.premises if s.name not in DIAGRAM_PREMISES)
+    sides = tuple(s for s in rule.premises if s.name in DIAGRAM_PREMISES)
+    if any(s.name not in PREMISE_ATOMS for s in joined):
+        return None
+    if any(_conclusion_kind(s.name) is None for s in rule.conclusions):
+        return None
+    counter = itertools.count()
+    atoms = [a for s in joined for a in PREMISE_ATOMS[s.name](s.args, lambda: f"_v{next(counter)}")]
+    first: dict[str, str] = {}
+    where: list[str] = []
+    for index, (table, terms) in enumerate(atoms):
+        for column, term in zip(_COLUMNS[table], terms, strict=True):
+            ref = f"t{index}.{column}"
+            if term in first:
+                where.append(f"{first[term]} = {ref}")
+            else:
+                first[term] = ref
+    points = tuple(v for v in first if not v.startswith("_v"))
+    if any(v not in first for s in rule.conclusions + sides for v in s.args):
+        return None
+    # One instance per orbit of the rule's symmetric variable swaps (x <= y, as x = y may be bound).
+    where.extend(f"{first[x]} <= {first[y]}" for x, y in symmetric_pairs(rule))
+    tables = ", ".join(f"{table} AS t{i}" for i, (table, _) in enumerate(atoms))
+    sql = f"SELECT DISTINCT {', '.join(first[v] for v in points)} FROM {tables}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return CompiledRule(rule, sql, points, sides)
+
+
+DEFINITION_RULES: tuple[Rule, ...] = (parse_rule("coll M A B, cong M A M B => midp M A B", "d01"),)
+"""Rules that restate a predicate's definition (a midpoint is a collinear, equidistant point)."""
+
+
+def _conclusion_kind(name: str) -> type[Relation] | None:
+    sample = {
+        "coll": Collinear,
+        "para": Parallel,
+        "perp": Perpendicular,
+        "cong": EqualLength,
+        "midp": Midpoint,
+        "cyclic": Concyclic,
+        "eqangle": EqualLineAngles,
+        "eqangle6": EqualLineAngles,
+    }
+    return sample.get(name)
+
+
+class Derivation(BaseModel):
+    """A fact the engine added, with the rule and the (instantiated) premises it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    fact: AnyRelation
+    """The new fact."""
+    rule: str
+    """The rule's name (``r07``)."""
+    premises: tuple[AnyRelation, ...]
+    """The rule's premises for this instance."""
+
+
+class Deduction(BaseModel):
+    """The outcome of running the rules to a fixpoint (or until the goal is implied)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    proved: bool
+    """Whether the goal is implied by the final state."""
+    givens: tuple[AnyRelation, ...]
+    """Facts of the constructions that the store holds."""
+    derivations: tuple[Derivation, ...]
+    """Derived facts, in the order they were added."""
+    rounds: int
+    """Passes over the rules."""
+    rejected: int
+    """Rule conclusions refused because they fail numerically on the diagram (degenerate instances)."""
+
+
+def _instantiate(name: str, args: tuple[str, ...], binding: dict[str, str]) -> Relation | None:
+    return _relation(name, tuple(binding[a] for a in args))
+
+
+@lru_cache(maxsize=1 << 17)
+def _relation(name: str, points: tuple[str, ...]) -> Relation | None:
+    """A statement as a relation (``None`` if degenerate); relations are immutable, so rows share them."""
+    try:
+        return build_relation(name, points)
+    except RelationError:
+        return None
+
+
+class _Numeric:
+    """Numeric verdicts on one diagram, remembered (rows repeat the same side conditions)."""
+
+    def __init__(self, diagram: Diagram) -> None:
+        self.coords: dict[str, Vec] = diagram.coords()
+        self._seen: dict[Relation, bool] = {}
+
+    def holds(self, relation: Relation) -> bool:
+        verdict = self._seen.get(relation)
+        if verdict is None:
+            verdict = self._seen[relation] = holds(relation, self.coords)
+        return verdict
+
+
+def _load_givens(store: FactStore, problem: Problem) -> list[Relation]:
+    givens: list[Relation] = []
+    for step in compile_problem(problem):
+        for fact in step.facts:
+            kind = KINDS.get(type(fact))
+            if kind is not None:
+                kind.apply(store, fact)
+                givens.append(fact)
+    return givens
+
+
+def _goal_implied(store: FactStore, goal: Relation | None) -> bool:
+    if isinstance(goal, EqualLineAngles):  # either equivalent form proves it
+        return any(store.angles_equal(*form) for form in _angle_forms(store, goal))
+    kind = None if goal is None else KINDS.get(type(goal))
+    return goal is not None and kind is not None and kind.implied(store, goal)
+
+
+def _side_condition(statement: Statement, binding: dict[str, str], numeric: _Numeric) -> bool:
+    relation = _instantiate(statement.name, statement.args, binding)
+    return relation is not None and numeric.holds(relation)
+
+
+def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[list[Derivation], int]:
+    added: list[Derivation] = []
+    rejected = 0
+    for row in store.db.execute(compiled.sql).fetchall():
+        binding = dict(zip(compiled.variables, row, strict=True))
+        if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
+            continue
+        for conclusion in compiled.rule.conclusions:
+            fact = _instantiate(conclusion.name, conclusion.args, binding)
+            if fact is None or KINDS[type(fact)].implied(store, fact):
+                continue
+            if not numeric.holds(fact):
+                rejected += 1
+                continue
+            KINDS[type(fact)].apply(store, fact)
+            premises = tuple(
+                p for s in compiled.rule.premises if (p := _instantiate(s.name, s.args, binding)) is not None
+            )
+            added.append(
+                Derivation.model_validate({"fact": fact, "rule": compiled.rule.name, "premises": premises})
+            )
+    return added, rejected
+
+
+def deduce(
+    problem: Problem, diagram: Diagram, rules: tuple[Rule, ...] | None = None, max_rounds: int = 20
+) -> Deduction:
+    """Run the compiled rules over a problem's construction facts until nothing new or the goal holds.
+
+    Args:
+        problem: The problem (its constructions give the initial facts).
+        diagram: A realised diagram of it (diagrammatic side conditions and the numeric gate).
+        rules: The rules; the bundled ``rules.txt`` when ``None``. :data:`DEFINITION_RULES` always apply.
+        max_rounds: Cap on passes over the rule set.
+
+    Returns:
+        Whether the goal was proved, with every derivation.
+    """
+    store = FactStore(problem.points)
+    givens = _load_givens(store, problem)
+    chosen = (load_rules() if rules is None else rules) + DEFINITION_RULES
+    compiled = [c for r in chosen if (c := compile_rule(r)) is not None]
+    derivations: list[Derivation] = []
+    numeric = _Numeric(diagram)
+    rejected, rounds = 0, 0
+    while rounds < max_rounds and not _goal_implied(store, problem.goal):
+        rounds += 1
+        before = len(derivations)
+        for rule in compiled:
+            added, refused = _fire(store, rule, numeric)
+            derivations.extend(added)
+            rejected += refused
+        if len(derivations) == before:
+            break
+    return Deduction.model_validate(
+        {
+            "proved": _goal_implied(store, problem.goal),
+            "givens": tuple(givens),
+            "derivations": tuple(derivations),
+            "rounds": rounds,
+            "rejected": rejected,
+        }
+    )

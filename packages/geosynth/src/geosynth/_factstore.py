@@ -1,0 +1,288 @@
+"""The deductive state in in-memory SQLite tables, with union-find equivalence classes kept in sync.
+
+Points are named; lines, directions, lengths and circles are integer class ids. Union-find (in Python)
+decides which id represents a merged class, and every merge is written through to the tables at once,
+so a rule compiled to a join always sees the current classes:
+
+- ``line(a, b, l)``: every ordered pair of distinct points and the line through them;
+- ``dir(l, d)``: each line's direction class (parallel lines share one);
+- ``perp(d1, d2)``: perpendicular direction classes, both orders;
+- ``seg(a, b, s)``: every ordered pair and its length class (equal lengths share one);
+- ``midp(m, a, b)``: midpoints, both orders of the ends;
+- ``circ(p, k)``: points on each known circle;
+- ``ang(d1, d2, g)``: the directed angle from direction ``d1`` to ``d2`` (mod 180 degrees) and its
+  class ``g``; rows exist only for angles some equality mentions. A class that turns out to contain a
+  zero angle makes all its direction pairs parallel, and merging directions merges the angle rows that
+  become the same (a worklist, so cascades terminate).
+
+Diagrammatic side conditions are not stored: they are read off the diagram when a rule fires.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterable
+
+_SCHEMA = """
+CREATE TABLE line (a TEXT, b TEXT, l INTEGER);
+CREATE TABLE dir (l INTEGER PRIMARY KEY, d INTEGER);
+CREATE TABLE perp (d1 INTEGER, d2 INTEGER, UNIQUE (d1, d2));
+CREATE TABLE seg (a TEXT, b TEXT, s INTEGER);
+CREATE TABLE midp (m TEXT, a TEXT, b TEXT, UNIQUE (m, a, b));
+CREATE TABLE circ (p TEXT, k INTEGER, UNIQUE (p, k));
+CREATE TABLE ang (d1 INTEGER, d2 INTEGER, g INTEGER, UNIQUE (d1, d2));
+CREATE INDEX line_ab ON line (a, b);
+CREATE INDEX line_l ON line (l);
+CREATE INDEX dir_d ON dir (d);
+CREATE INDEX seg_ab ON seg (a, b);
+CREATE INDEX seg_s ON seg (s);
+CREATE INDEX circ_k ON circ (k);
+CREATE INDEX ang_g ON ang (g);
+"""
+
+
+class UnionFind:
+    """Disjoint sets over integer ids; the smaller id represents a merged class."""
+
+    def __init__(self) -> None:
+        self._parent: dict[int, int] = {}
+
+    def find(self, x: int) -> int:
+        """The representative of ``x``'s class."""
+        root = x
+        while self._parent.get(root, root) != root:
+            root = self._parent[root]
+        while x != root:  # path compression
+            self._parent[x], x = root, self._parent.get(x, x)
+        return root
+
+    def union(self, x: int, y: int) -> tuple[int, int] | None:
+        """Merge two classes; ``(kept, absorbed)`` representatives, or ``None`` if already one class."""
+        rx, ry = self.find(x), self.find(y)
+        if rx == ry:
+            return None
+        kept, gone = min(rx, ry), max(rx, ry)
+        self._parent[gone] = kept
+        return kept, gone
+
+
+class FactStore:
+    """Tables of one problem's known facts over a fixed set of points."""
+
+    def __init__(self, points: Iterable[str]) -> None:
+        self.points = tuple(points)
+        self.db = sqlite3.connect(":memory:")
+        self.db.executescript(_SCHEMA)
+        self._lines, self._dirs, self._lengths, self._angles = (
+            UnionFind(),
+            UnionFind(),
+            UnionFind(),
+            UnionFind(),
+        )
+        self._next_circle = 0
+        self._next_angle = 0
+        self._zero_angles: set[int] = set()
+        pairs = list(itertools.combinations(self.points, 2))
+        # Pair ids seed the line, direction and length classes; lookups go through union-find, the
+        # tables mirror the same classes for the joins.
+        self._pair: dict[tuple[str, str], int] = {}
+        for ident, (a, b) in enumerate(pairs):
+            self._pair[a, b] = self._pair[b, a] = ident
+            self.db.executemany("INSERT INTO line VALUES (?, ?, ?)", [(a, b, ident), (b, a, ident)])
+            self.db.executemany("INSERT INTO seg VALUES (?, ?, ?)", [(a, b, ident), (b, a, ident)])
+            self.db.execute("INSERT INTO dir VALUES (?, ?)", (ident, ident))
+
+    # --- lookups ---------------------------------------------------------------------------------------
+
+    def line_of(self, a: str, b: str) -> int:
+        """The line class through two distinct points."""
+        return self._lines.find(self._pair[a, b])
+
+    def dir_of(self, a: str, b: str) -> int:
+        """The direction class of line ``a b`` (a line's id seeds its direction's id)."""
+        return self._dirs.find(self.line_of(a, b))
+
+    def length_of(self, a: str, b: str) -> int:
+        """The length class of segment ``a b``."""
+        return self._lengths.find(self._pair[a, b])
+
+    def is_perp(self, d1: int, d2: int) -> bool:
+        """Whether two direction classes are known perpendicular."""
+        d1, d2 = self._dirs.find(d1), self._dirs.find(d2)
+        return self.db.execute("SELECT 1 FROM perp WHERE d1 = ? AND d2 = ?", (d1, d2)).fetchone() is not None
+
+    def has_midpoint(self, m: str, a: str, b: str) -> bool:
+        """Whether ``m`` is known to be the midpoint of ``a b``."""
+        return (
+            self.db.execute("SELECT 1 FROM midp WHERE m = ? AND a = ? AND b = ?", (m, a, b)).fetchone()
+            is not None
+        )
+
+    def on_one_circle(self, points: tuple[str, ...]) -> bool:
+        """Whether some known circle passes through all the points."""
+        marks = ",".join("?" * len(points))
+        sql = f"SELECT k FROM circ WHERE p IN ({marks}) GROUP BY k HAVING COUNT(DISTINCT p) = ?"
+        return self.db.execute(sql, (*points, len(set(points)))).fetchone() is not None
+
+    # --- merges (each written through to the tables) -------------------------------------------------
+
+    def merge_lines(self, l1: int, l2: int) -> bool:
+        """Make two line classes one (their directions merge too). Returns whether anything changed."""
+        merged = self._lines.union(l1, l2)
+        if merged is None:
+            return False
+        kept, gone = merged
+        d_kept, d_gone = self._dirs.find(kept), self._dirs.find(gone)
+        self.db.execute("UPDATE line SET l = ? WHERE l = ?", (kept, gone))
+        self.db.execute("DELETE FROM dir WHERE l = ?", (gone,))
+        self.merge_dirs(d_kept, d_gone)
+        return True
+
+    def merge_dirs(self, d1: int, d2: int) -> bool:
+        """Make two direction classes one, with every consequence for angles. Returns whether anything changed."""
+        work = [(d1, d2)]
+        changed = False
+        while work:
+            merged = self._dirs.union(*work.pop())
+            if merged is None:
+                continue
+            changed = True
+            kept, gone = merged
+            self.db.execute("UPDATE dir SET d = ? WHERE d = ?", (kept, gone))
+            self.db.execute("UPDATE OR IGNORE perp SET d1 = ? WHERE d1 = ?", (kept, gone))
+            self.db.execute("UPDATE OR IGNORE perp SET d2 = ? WHERE d2 = ?", (kept, gone))
+            self.db.execute("DELETE FROM perp WHERE d1 = ? OR d2 = ?", (gone, gone))
+            work.extend(self._move_angles(kept, gone))
+        return changed
+
+    def _move_angles(self, kept: int, gone: int) -> list[tuple[int, int]]:
+        """Rewrite angle rows of a merged direction; returns direction pairs that must merge."""
+        rows = self.db.execute("SELECT d1, d2, g FROM ang WHERE d1 = ? OR d2 = ?", (gone, gone)).fetchall()
+        self.db.execute("DELETE FROM ang WHERE d1 = ? OR d2 = ?", (gone, gone))
+        pending: list[tuple[int, int]] = []
+        for x, y, g in rows:
+            nx, ny = (kept if x == gone else x), (kept if y == gone else y)
+            if nx == ny:
+                pending.extend(self._mark_zero(self._angles.find(g)))
+                continue
+            found = self.db.execute("SELECT g FROM ang WHERE d1 = ? AND d2 = ?", (nx, ny)).fetchone()
+            if found is None:
+                self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (nx, ny, g))
+            else:
+                pending.extend(self.merge_angles(int(found[0]), g))
+        return pending
+
+    def _mark_zero(self, g: int) -> list[tuple[int, int]]:
+        self._zero_angles.add(g)
+        rows = self.db.execute("SELECT d1, d2 FROM ang WHERE g = ?", (g,)).fetchall()
+        return [(int(a), int(b)) for a, b in rows]
+
+    def angle_of(self, d1: int, d2: int) -> int | None:
+        """The class of the directed angle from ``d1`` to ``d2``, if some equality mentions it."""
+        row = self.db.execute("SELECT g FROM ang WHERE d1 = ? AND d2 = ?", (d1, d2)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _angle_or_new(self, d1: int, d2: int) -> int:
+        found = self.angle_of(d1, d2)
+        if found is not None:
+            return found
+        self._next_angle += 1
+        self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (d1, d2, self._next_angle))
+        return self._next_angle
+
+    def merge_angles(self, g1: int, g2: int) -> list[tuple[int, int]]:
+        """Make two angle classes one; returns direction pairs that must merge (a class became zero)."""
+        merged = self._angles.union(g1, g2)
+        if merged is None:
+            return []
+        kept, gone = merged
+        self.db.execute("UPDATE ang SET g = ? WHERE g = ?", (kept, gone))
+        if kept in self._zero_angles or gone in self._zero_angles:
+            return self._mark_zero(kept)
+        return []
+
+    def add_equal_angles(self, first: tuple[int, int], second: tuple[int, int]) -> bool:
+        """Record ``angle(first) = angle(second)`` (directed, mod 180) with what follows by symmetry.
+
+        With the equality come its mirror (``angle(second[::-1])``...) and, for every pair of angles
+        already equal to each side, the swapped equality: ``angle(a, b) = angle(c, d)`` gives
+        ``angle(a, c) = angle(b, d)``. Returns whether anything was new.
+        """
+        work = [(first, second)]
+        changed = False
+        while work:
+            f, s = work.pop()
+            f, s = self._reps(f), self._reps(s)
+            if f[0] == f[1] or s[0] == s[1]:
+                if f[0] != f[1] or s[0] != s[1]:
+                    changed |= self.merge_dirs(*(s if f[0] == f[1] else f))
+                continue
+            if self.angles_equal(f, s):
+                continue
+            g1, g2 = self._angle_or_new(*f), self._angle_or_new(*s)
+            left, right = self._members(g1), self._members(g2)
+            pending = self.merge_angles(g1, g2)
+            pending += self.merge_angles(self._angle_or_new(f[1], f[0]), self._angle_or_new(s[1], s[0]))
+            changed = True
+            for pair in pending:
+                self.merge_dirs(*pair)
+            work.extend(((a, c), (b, d)) for a, b in left for c, d in right)
+        return changed
+
+    def _members(self, g: int) -> list[tuple[int, int]]:
+        return [(int(a), int(b)) for a, b in self.db.execute("SELECT d1, d2 FROM ang WHERE g = ?", (g,))]
+
+    def _reps(self, pair: tuple[int, int]) -> tuple[int, int]:
+        return self._dirs.find(pair[0]), self._dirs.find(pair[1])
+
+    def angles_equal(self, first: tuple[int, int], second: tuple[int, int]) -> bool:
+        """Whether two directed angles between direction classes are known equal."""
+        first, second = self._reps(first), self._reps(second)
+        zero1, zero2 = first[0] == first[1], second[0] == second[1]
+        if zero1 or zero2:
+            return zero1 and zero2
+        g1, g2 = self.angle_of(*first), self.angle_of(*second)
+        return g1 is not None and g1 == g2
+
+    def add_perp(self, d1: int, d2: int) -> bool:
+        """Record two direction classes as perpendicular. Returns whether it was new."""
+        d1, d2 = self._dirs.find(d1), self._dirs.find(d2)
+        if self.is_perp(d1, d2):
+            return False
+        self.db.executemany("INSERT INTO perp VALUES (?, ?)", [(d1, d2), (d2, d1)])
+        return True
+
+    def merge_lengths(self, s1: int, s2: int) -> bool:
+        """Make two length classes one. Returns whether anything changed."""
+        merged = self._lengths.union(s1, s2)
+        if merged is None:
+            return False
+        self.db.execute("UPDATE seg SET s = ? WHERE s = ?", merged)
+        return True
+
+    def add_midpoint(self, m: str, a: str, b: str) -> bool:
+        """Record a midpoint. Returns whether it was new."""
+        if self.has_midpoint(m, a, b):
+            return False
+        self.db.executemany("INSERT INTO midp VALUES (?, ?, ?)", [(m, a, b), (m, b, a)])
+        return True
+
+    def add_circle(self, points: tuple[str, ...]) -> bool:
+        """Record points as concyclic, merging with every known circle that shares three of them."""
+        if self.on_one_circle(points):
+            return False
+        marks = ",".join("?" * len(points))
+        sql = f"SELECT k FROM circ WHERE p IN ({marks}) GROUP BY k HAVING COUNT(DISTINCT p) >= 3"
+        circles = [int(r[0]) for r in self.db.execute(sql, points).fetchall()]
+        if circles:
+            kept = min(circles)
+            for gone in circles:
+                if gone != kept:
+                    self.db.execute("UPDATE OR IGNORE circ SET k = ? WHERE k = ?", (kept, gone))
+                    self.db.execute("DELETE FROM circ WHERE k = ?", (gone,))
+        else:
+            kept = self._next_circle
+            self._next_circle += 1
+        self.db.executemany("INSERT OR IGNORE INTO circ VALUES (?, ?)", [(p, kept) for p in points])
+        return True
