@@ -79,9 +79,9 @@ def test_prm_defaults_to_the_gm_prm_preset(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_bad_config_is_a_user_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _capture(monkeypatch, tmp_path)
     result = runner.invoke(app, ["train", "sft", "--config", str(_yaml(tmp_path)), "learning_rate=-1"])
-    assert result.exit_code == 3 and "ConfigError" in result.output and "learning_rate" in result.output
+    assert result.exit_code == 1 and "ConfigError" in result.output and "learning_rate" in result.output
     result = runner.invoke(app, ["train", "prm", "--config", str(_yaml(tmp_path))])  # PA data for a PRM run
-    assert result.exit_code == 3 and "geoprm records only" in " ".join(result.output.split())
+    assert result.exit_code == 1 and "geoprm records only" in " ".join(result.output.split())
 
 
 def test_tiny_model_then_export(tmp_path: Path) -> None:

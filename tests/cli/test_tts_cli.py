@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import geo_cli.tts as tts
 from geo_cli.main import app
-from geotts import GenerationRequest
+from geotts import GenerationRequest, Problem
 from geotts.testing import ScriptedSampler
 
 runner = CliRunner()
@@ -152,8 +152,11 @@ def test_geodsl_answer_extractor_reads_final_answers() -> None:
     from geotts import Completion
 
     extract = tts.build_extractor("geodsl-answer")
-    assert extract(Completion(text="so the answer is \\frac{3}{4}.", num_tokens=5), "cot_pal") == 0.75
-    assert extract(Completion(text="no idea", num_tokens=2), "cot_pal") is None
+    problem = Problem(id="p", question="q")
+    assert (
+        extract(Completion(text="so the answer is \\frac{3}{4}.", num_tokens=5), "cot_pal", problem) == 0.75
+    )
+    assert extract(Completion(text="no idea", num_tokens=2), "cot_pal", problem) is None
 
 
 def test_report_writes_pngs(tmp_path: Path) -> None:
@@ -253,19 +256,36 @@ def test_run_with_geodsl_trace_executes_each_trace_type(
     # the same symbolic program text answers 10 on the problem whose N list is [6, 8]
     assert large["traces"]["program"] == [10.0, None] and large["traces"]["cot_program"] == [10.0, 10.0]
     assert large["answer"] == 10.0 and "gold" not in large
+    # both problems (different N lists) went to the sampler in one batch: 2 problems x 4 trace types
+    assert [len(call) for call in sampler.calls] == [8]
     assert closed == [True]  # one sandbox, started by the scripts and closed at the end of the run
 
 
 def test_trace_extractor_detects_untyped_traces_and_rejects_cut_ones() -> None:
     from geotts import Completion
 
-    extract = tts.build_extractor("geodsl-trace").bound(["3", "4"])
-    assert extract(Completion(text=PROGRAM, num_tokens=5), None) == 5.0
-    assert extract(Completion(text=_cot_program(), num_tokens=40), "custom") == 5.0
-    assert extract(Completion(text=PROGRAM, num_tokens=5, finish_reason="length"), "program") is None
-    assert extract(Completion(text="no program here", num_tokens=3), None) is None
+    extract = tts.build_extractor("geodsl-trace")
+    legs = Problem(id="p", question="q", metadata={"numbers": ["3", "4"]})
+    assert extract(Completion(text=PROGRAM, num_tokens=5), None, legs) == 5.0
+    assert extract(Completion(text=_cot_program(), num_tokens=40), "custom", legs) == 5.0
+    assert extract(Completion(text=PROGRAM, num_tokens=5, finish_reason="length"), "program", legs) is None
+    assert extract(Completion(text="no program here", num_tokens=3), None, legs) is None
+    # the same extractor reads another problem's N list
+    other = Problem(id="o", question="q", metadata={"numbers": ["6", "8"]})
+    assert extract(Completion(text=PROGRAM, num_tokens=5), "program", other) == 10.0
     # symbolic program without an N list: the binding fails, which is no vote rather than a crash
-    assert tts.build_extractor("geodsl-trace")(Completion(text=PROGRAM, num_tokens=5), "program") is None
+    bare = Problem(id="b", question="q")
+    assert extract(Completion(text=PROGRAM, num_tokens=5), "program", bare) is None
+
+
+def test_trace_extractor_rejects_a_malformed_number_list() -> None:
+    from geotts import Completion, StrategyConfigError
+
+    bad = Problem(id="b", question="q", metadata={"numbers": "3 4"})
+    with pytest.raises(
+        StrategyConfigError, match="problem 'b': metadata 'numbers' must be a list of strings"
+    ):
+        tts.build_extractor("geodsl-trace")(Completion(text=PROGRAM, num_tokens=5), "program", bad)
 
 
 def test_run_rejects_a_bad_numbers_field(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_accuracy_is_evaluated_during_training(
 def test_text_only_causal_lm_on_chat_records(tmp_path: Path) -> None:
     import json
 
-    from geotts import GenerationRequest, SamplingParams
+    from geotts import ChatMessage, GenerationRequest, SamplingParams
     from geotts.backends.transformers import TransformersSampler
 
     model = geotrain.build_tiny_model("causal_lm", tmp_path / "model")
@@ -223,9 +223,12 @@ def test_text_only_causal_lm_on_chat_records(tmp_path: Path) -> None:
     assert sum(losses[-2:]) < sum(losses[:2])
     out = geotrain.export_model(result.final_dir, tmp_path / "export")
     sampler = TransformersSampler.from_pretrained(out)
-    chat = [{"role": "user", "content": "triangle A B C; AB = 4. Constructions?"}]
-    # a raw prompt: geotts sends list-of-parts chat content, which text-only templates cannot render
-    prompt = sampler.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-    request = GenerationRequest(prompt=prompt, params=SamplingParams(temperature=0.0, max_tokens=6))
+    question = "triangle A B C; AB = 4. Constructions?"
+    greedy = SamplingParams(temperature=0.0, max_tokens=6)
+    # geotts sends image-less chat content as a plain string, which the text-only template renders
+    request = GenerationRequest(messages=(ChatMessage(role="user", content=question),), params=greedy)
     ((completion,),) = sampler.generate([request])
     assert completion.num_tokens is not None and completion.num_tokens >= 1
+    chat = [{"role": "user", "content": question}]
+    prompt = sampler.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    assert sampler.generate([GenerationRequest(prompt=prompt, params=greedy)]) == [[completion]]

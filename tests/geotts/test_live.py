@@ -224,3 +224,86 @@ def test_a_request_is_either_chat_or_raw_text() -> None:
         GenerationRequest(messages=(geotts.ChatMessage(role="assistant", content="y"),))
     with pytest.raises(ValidationError, match="greedy decoding"):
         GenerationRequest(prompt="x", n=2, params=SamplingParams(temperature=0.0))
+
+
+# --- problem-aware answer extraction --------------------------------------------------------------
+
+
+class OffsetExtractor:
+    """Answer = last number + the problem's ``metadata["offset"]``: pairing a candidate with the wrong
+    problem gives a wrong answer. Records (problem id, trace type, text) of every call."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None, str]] = []
+
+    def __call__(self, completion: Completion, trace_type: str | None, problem: Problem) -> float | None:
+        self.seen.append((problem.id, trace_type, completion.text))
+        value = EXTRACT(completion, trace_type, problem)
+        offset = problem.metadata["offset"]
+        assert isinstance(value, float) and isinstance(offset, int)
+        return value + offset
+
+
+OFFSET_PROBLEMS = [
+    Problem(id=pid, question=f"Question {pid}?", metadata={"offset": 100 * i}) for i, pid in enumerate(SCRIPT)
+]
+
+
+def tagged(req: GenerationRequest) -> list[str]:
+    """The main script, each text tagged with its problem id (the extractor checks the pairing)."""
+    pid = req.messages[-1].content.split("?")[0].split("Question ")[-1]
+    traces = SCRIPT[pid] if req.trace_type is not None else {"unified": ["7", "8", "8", "7", "9"]}
+    return [f"{pid} says {a if a.isdigit() else 0}" for a in traces[req.trace_type or "unified"]]
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        ConsensusEnsemble(CGMTEConfig(depth=4, params=SamplingParams(temperature=0.8, seed=1))),
+        MultiTraceEnsemble(MTEConfig(depth=2, params=BeamParams())),
+        SelfConsistency(SelfConsistencyConfig(k=3, params=BeamParams())),
+    ],
+    ids=["cg_mte", "mte", "sc"],
+)
+def test_every_strategy_tells_the_extractor_which_problem_a_candidate_answers(
+    strategy: geotts.Strategy,
+) -> None:
+    extractor = OffsetExtractor()
+    sampler = ScriptedSampler(tagged)
+    decisions = geotts.run_strategy(strategy, sampler, OFFSET_PROBLEMS, extractor)
+    assert len(sampler.calls) >= 1 and len(sampler.calls[0]) >= len(OFFSET_PROBLEMS)  # one batch for all
+    assert extractor.seen and all(text.startswith(f"{pid} says") for pid, _, text in extractor.seen)
+    for p, d in zip(OFFSET_PROBLEMS, decisions, strict=True):
+        offset = p.metadata["offset"]
+        assert isinstance(offset, int)
+        assert all(isinstance(a, float) and a >= offset for _, answers in d.pool for a in answers)
+        assert d.answer is not None and offset <= d.answer < offset + 100  # type: ignore[operator]
+    if isinstance(strategy, ConsensusEnsemble):
+        assert [d.answer for d in decisions] == [5.0, 102.0, 204.0]
+
+
+def test_refined_best_of_n_tells_the_extractor_the_problem() -> None:
+    def policy(req: GenerationRequest) -> list[Completion]:
+        pid = req.messages[-1].content.split("?")[0].split("Question ")[-1]
+        return [Completion(text=f"Step 1: good\n\n{pid} says {i + 1}", num_tokens=3) for i in range(req.n)]
+
+    extractor = OffsetExtractor()
+    decisions = RefinedBestOfN(FakePRM(), RefinedBestOfNConfig(n=2)).run(
+        FunctionSampler(policy), OFFSET_PROBLEMS, extractor
+    )
+    assert [d.answer for d in decisions] == [1.0, 101.0, 201.0]
+    assert len(extractor.seen) == 2 * len(OFFSET_PROBLEMS)
+    assert all(text.endswith(f"{pid} says 1") for pid, _, text in extractor.seen)
+
+
+def test_problem_metadata_is_read_only_json_and_round_trips() -> None:
+    p = Problem(id="p", question="q", metadata={"numbers": ["3", "4"], "source": {"split": "test"}})
+    with pytest.raises(TypeError):
+        p.metadata["numbers"] = []  # type: ignore[index]
+    assert Problem.model_validate_json(p.model_dump_json()) == p
+    assert hash(p) == hash(
+        Problem(id="p", question="q", metadata={"source": {"split": "test"}, "numbers": ["3", "4"]})
+    )
+    assert Problem(id="p", question="q").metadata == {}
+    with pytest.raises(ValidationError, match="metadata"):
+        Problem(id="p", question="q", metadata={"when": object()})  # type: ignore[dict-item]

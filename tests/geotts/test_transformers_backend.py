@@ -1,4 +1,4 @@
-"""The transformers backend on a tiny, randomly initialised Qwen2-VL built offline (image + text prompts)."""
+"""The transformers backend on tiny, randomly initialised Qwen models built offline (image + text prompts)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from geotts import (
     Problem,
     SamplingParams,
 )
-from geotts.backends.transformers import TransformersSampler
-from geotts.testing import tiny_qwen_vl
+from geotts.backends.transformers import TransformersSampler, image_only_processor_class, load_processor
+from geotts.testing import TINY_KINDS, tiny_qwen_vl
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -143,10 +143,10 @@ def test_cg_mte_and_sc_end_to_end_with_a_real_extractor(digit_sampler: Transform
     tokens: dict[str, int] = {p.id: 0 for p in problems}
     for reqs, outs in rec.batches:
         for req, out in zip(reqs, outs, strict=True):
-            pid = next(p.id for p in problems if req.messages[-1].content.startswith(p.question))
+            problem = next(p for p in problems if req.messages[-1].content.startswith(p.question))
             assert req.trace_type is not None
-            answers[pid][req.trace_type] += [extractor(c, req.trace_type) for c in out]
-            tokens[pid] += sum(c.num_tokens or 0 for c in out)
+            answers[problem.id][req.trace_type] += [extractor(c, req.trace_type, problem) for c in out]
+            tokens[problem.id] += sum(c.num_tokens or 0 for c in out)
     for p, d in zip(problems, decisions, strict=True):
         offline = geotts.cg_mte({t: a for t, a in answers[p.id].items()}, depth=d.depth)
         assert (d.answer, d.depth, d.samples, d.fallback) == (
@@ -184,7 +184,7 @@ def test_cg_mte_end_to_end_with_geodsl_answer_reading(digit_sampler: Transformer
     """geodsl's final-answer reader, wired in by the test (geotts itself never imports geodsl)."""
     answers = pytest.importorskip("geodsl.answers")
 
-    def geodsl_extractor(completion: Completion, trace_type: str | None) -> float | None:
+    def geodsl_extractor(completion: Completion, trace_type: str | None, problem: Problem) -> float | None:
         text = answers.extract_final_answer(completion.text)
         if text is None:
             return None
@@ -223,3 +223,48 @@ def test_tiny_qwen2_5_vl_builds_and_generates(tmp_path: Path) -> None:
     assert type(s.model).__name__ == "Qwen2_5_VLForConditionalGeneration"
     (cands,) = s.generate([request(2, BeamParams(max_tokens=4))])
     assert len(cands) == 2 and all(c.num_tokens == 4 and c.cumulative_logprob is not None for c in cands)
+
+
+def test_tiny_qwen3_vl_loads_the_qwen3_processor_and_generates_with_an_image(tmp_path: Path) -> None:
+    s = TransformersSampler.from_pretrained(tiny_qwen_vl(tmp_path / "q3", kind="qwen3_vl"))
+    assert type(s.model).__name__ == "Qwen3VLForConditionalGeneration"
+    assert type(s.processor).__name__ == "Qwen3VLProcessor"  # chosen by the config's model_type
+    inputs, _ = s._inputs([request(1, SamplingParams(temperature=0.0, max_tokens=4))])
+    grid = inputs["image_grid_thw"][0].tolist()  # 56x56 image, patch 16: resized to a 4x4 patch grid
+    image_id = s.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    assert int((inputs["input_ids"][0] == image_id).sum()) == grid[0] * grid[1] * grid[2] // 4
+    (cands,) = s.generate([request(2, BeamParams(max_tokens=4))])
+    assert len(cands) == 2 and all(c.num_tokens == 4 and c.cumulative_logprob is not None for c in cands)
+    red = s.generate([request(1, SamplingParams(temperature=0.0, max_tokens=4))])[0][0]
+    blue = s.generate([request(1, SamplingParams(temperature=0.0, max_tokens=4), images=(BLUE,))])[0][0]
+    assert red.cumulative_logprob != blue.cumulative_logprob  # the image reaches the model
+
+
+def test_a_text_only_causal_lm_renders_chat_requests_with_plain_string_content(tmp_path: Path) -> None:
+    s = TransformersSampler.from_pretrained(tiny_qwen_vl(tmp_path / "lm", kind="causal_lm"))
+    assert type(s.model).__name__ == "Qwen2ForCausalLM"
+    chat = GenerationRequest(
+        messages=(
+            ChatMessage(role="system", content="Be brief."),
+            ChatMessage(role="user", content="Find x."),
+        ),
+        params=SamplingParams(temperature=0.0, max_tokens=5),
+    )
+    text = s._text(chat)
+    assert "<|im_start|>user\nFind x.<|im_end|>" in text and "'type'" not in text
+    assert text.startswith("<|im_start|>system\nBe brief.<|im_end|>")
+    (c,) = s.generate([chat])[0]
+    assert c.num_tokens is not None and 1 <= c.num_tokens <= 5
+    assert s.generate([GenerationRequest(prompt=text, params=chat.params)]) == [[c]]
+
+
+def test_the_tiny_builder_covers_every_family_and_rejects_unknown_ones(tmp_path: Path) -> None:
+    assert TINY_KINDS == ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "causal_lm")
+    with pytest.raises(geotts.StrategyConfigError, match="no tiny model of family 'llama'"):
+        tiny_qwen_vl(tmp_path / "x", kind="llama")  # type: ignore[arg-type]
+    with pytest.raises(geotts.BackendError, match="model type 'llama' has no image-only processor"):
+        image_only_processor_class("llama")
+    folder = tiny_qwen_vl(tmp_path / "q25", kind="qwen2_5_vl", seed=3)
+    assert type(load_processor(folder)).__name__ == "Qwen2_5_VLProcessor"
+    again = tiny_qwen_vl(tmp_path / "q25b", kind="qwen2_5_vl", seed=3)
+    assert (folder / "model.safetensors").read_bytes() == (again / "model.safetensors").read_bytes()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -27,7 +27,7 @@ from geo_cli._jsonl import Line, emit, open_input, read_lines
 if TYPE_CHECKING:
     from geodsl.sandbox import Sandbox
     from geodsl.traces import TraceFormat
-    from geotts import Completion
+    from geotts import Completion, Problem
 
 app = typer.Typer(help="Commands for test-time scaling (geotts).", no_args_is_help=True)
 
@@ -227,7 +227,9 @@ def _geodsl_answer() -> Any:
     from geodsl.answers import extract_final_answer, parse_answer
     from geodsl.errors import AnswerParseError
 
-    def geodsl_answer(completion: geotts.Completion, trace_type: str | None) -> float | None:
+    def geodsl_answer(
+        completion: geotts.Completion, trace_type: str | None, problem: geotts.Problem
+    ) -> float | None:
         if completion.finish_reason == "length":
             return None
         text = extract_final_answer(completion.text)
@@ -254,20 +256,16 @@ class TraceExtractor:
     """Answer = the candidate executed as its trace type (``geodsl-trace``); a failed execution is None.
 
     Program and CoT-Program traces run on geodsl's numeric executor (symbolic programs against the
-    problem's N list), PAL and CoT-PAL scripts in a shared sandbox. A candidate cut off by the token
-    limit, or whose execution fails, gives None (no vote). A failure of the sandbox itself propagates.
+    problem's N list, read from ``problem.metadata["numbers"]``), PAL and CoT-PAL scripts in a shared
+    sandbox. A candidate cut off by the token limit, or whose execution fails, gives None (no vote).
+    A failure of the sandbox itself propagates.
     """
 
-    def __init__(self, sandbox: Sandbox | None, numbers: Sequence[str] = ()) -> None:
-        """Bind a sandbox (needed for script traces) and the problem's N list (for symbolic programs)."""
+    def __init__(self, sandbox: Sandbox | None) -> None:
+        """Bind a sandbox (needed for script traces)."""
         self.sandbox = sandbox
-        self.numbers = tuple(numbers)
 
-    def bound(self, numbers: Sequence[str]) -> TraceExtractor:
-        """The same extractor (same sandbox) for a problem with another N list."""
-        return TraceExtractor(self.sandbox, numbers)
-
-    def __call__(self, completion: Completion, trace_type: str | None) -> float | None:
+    def __call__(self, completion: Completion, trace_type: str | None, problem: Problem) -> float | None:
         """Execute ``completion`` as the format of ``trace_type`` (detected when the type is not a format)."""
         from geodsl.errors import GeoDSLError, SandboxError
         from geodsl.traces import detect_format, trace_answer
@@ -278,11 +276,25 @@ class TraceExtractor:
         if fmt is None:
             return None
         try:
-            return trace_answer(completion.text, fmt, numbers=self.numbers, sandbox=self.sandbox)
+            return trace_answer(completion.text, fmt, numbers=problem_numbers(problem), sandbox=self.sandbox)
         except SandboxError:
             raise
         except GeoDSLError:
             return None
+
+
+def problem_numbers(problem: Problem) -> tuple[str, ...]:
+    """The problem's N list (``metadata["numbers"]``, as written by ``geo tts run``); empty when absent.
+
+    Raises:
+        StrategyConfigError: the metadata holds something other than a list of strings.
+    """
+    from geotts import StrategyConfigError
+
+    value = problem.metadata.get("numbers", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise StrategyConfigError(f"problem {problem.id!r}: metadata 'numbers' must be a list of strings")
+    return tuple(v for v in value if isinstance(v, str))
 
 
 def build_extractor(name: ExtractorName, *, sandbox: Sandbox | None = None) -> Any:
@@ -290,7 +302,7 @@ def build_extractor(name: ExtractorName, *, sandbox: Sandbox | None = None) -> A
 
     Args:
         name: ``last-number`` (geotts), ``geodsl-answer`` (the final answer read by geodsl.answers) or
-            ``geodsl-trace`` (a :class:`TraceExtractor`; bind each problem's N list with ``bound``).
+            ``geodsl-trace`` (a :class:`TraceExtractor`; it reads each problem's N list from its metadata).
         sandbox: the sandbox ``geodsl-trace`` runs scripts in (the caller starts and closes it).
 
     Returns:
@@ -309,7 +321,6 @@ def build_extractor(name: ExtractorName, *, sandbox: Sandbox | None = None) -> A
 class _Item:
     problem: Any
     gold: float | None
-    numbers: tuple[str, ...]
 
 
 def _numbers(rec: dict[str, Any], where: str) -> tuple[str, ...]:
@@ -342,34 +353,16 @@ def _problems(path: Path) -> Iterator[_Item]:
                 raise geotts.StrategyConfigError(f"{where}: image files not found: {missing}")
             try:
                 problem = geotts.Problem(
-                    id=str(rec.get("id")), question=str(rec.get("question", "")), images=images
+                    id=str(rec.get("id")),
+                    question=str(rec.get("question", "")),
+                    images=images,
+                    metadata={"numbers": list(_numbers(rec, where))},
                 )
             except ValidationError as exc:
                 raise geotts.StrategyConfigError(f"{where}: {exc.errors()[0]['msg']}") from exc
             gold = rec.get("gold")
             gold = gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
-            yield _Item(problem, gold, _numbers(rec, where))
-
-
-def _decide(strategy: Any, sampler: Any, chunk: Sequence[_Item], extractor: Any) -> list[Any]:
-    """Decisions for a chunk, in order.
-
-    A trace extractor needs each problem's N list, and the extractor protocol does not say which problem
-    a candidate belongs to: problems are run in groups that share one N list (all together for the
-    other extractors).
-    """
-    import geotts
-
-    per_list = isinstance(extractor, TraceExtractor)
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for i, item in enumerate(chunk):
-        groups.setdefault(item.numbers if per_list else (), []).append(i)
-    decided: dict[int, Any] = {}
-    for numbers, members in groups.items():
-        bound = extractor.bound(numbers) if per_list else extractor
-        decisions = geotts.run_strategy(strategy, sampler, [chunk[i].problem for i in members], bound)
-        decided.update(zip(members, decisions, strict=True))
-    return [decided[i] for i in range(len(chunk))]
+            yield _Item(problem, gold)
 
 
 @app.command("run")
@@ -402,7 +395,9 @@ def run(
         pool_out = None if pools is None else stack.enter_context(pools.open("w", encoding="utf-8"))
         for start in range(0, len(items), cfg.batch_size):
             chunk = items[start : start + cfg.batch_size]
-            for item, d in zip(chunk, _decide(strategy, sampler, chunk, extractor), strict=True):
+            # one strategy call per chunk: the extractor reads each problem's N list from its metadata
+            decisions = geotts.run_strategy(strategy, sampler, [item.problem for item in chunk], extractor)
+            for item, d in zip(chunk, decisions, strict=True):
                 traces = {name: list(answers) for name, answers in d.pool}
                 out = {**d.to_json(id=item.problem.id), "traces": traces}
                 if item.gold is not None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from geoprm._parser import parse_critique
 from geoprm._printer import format_critique
@@ -33,6 +33,7 @@ from geotts import (
     ChatMessage,
     Completion,
     GenerationRequest,
+    Problem,
     Sampler,
     SamplingParams,
     numeric_key,
@@ -244,6 +245,20 @@ def _prefix_request(item: PRMItem, steps: Sequence[str], upto: int, mc: MonteCar
     )
 
 
+def _problem(item: PRMItem) -> Problem:
+    """The item as the geotts problem its answer extractor is told about (source and choices as metadata)."""
+    metadata: dict[str, JsonValue] = {"source": item.source}
+    if item.choices is not None:
+        choices: list[JsonValue] = list(item.choices)
+        metadata["choices"] = choices
+    return Problem(
+        id=item.id,
+        question=item.question,
+        images=tuple(Path(image) for image in item.images),
+        metadata=metadata,
+    )
+
+
 def mc_hard_labels(
     items: Sequence[tuple[PRMItem, Sequence[str]]],
     completer: Sampler,
@@ -255,7 +270,8 @@ def mc_hard_labels(
     """Label every step of every solution by hard estimation (one batched completer call).
 
     Step i is labelled correct when at least one of ``m`` continuations of steps 1..i reaches the
-    item's answer (compared through ``key``; the extractor sees the prefix and the continuation).
+    item's answer (compared through ``key``; the extractor sees the prefix and the continuation, and
+    the item as a :class:`geotts.Problem` whose metadata holds its ``source`` and ``choices``).
 
     Args:
         items: each item with its solution's steps.
@@ -278,11 +294,14 @@ def mc_hard_labels(
     prefixes = iter(requests)
     labels: list[tuple[bool, ...]] = []
     for item, steps in items:
-        gold = key(item.answer)
+        gold, problem = key(item.answer), _problem(item)
         item_labels: list[bool] = []
         for _ in steps:
             prefix = next(prefixes).assistant_prefix
-            answers = (extractor(c.model_copy(update={"text": prefix + c.text}), None) for c in next(outputs))
+            answers = (
+                extractor(c.model_copy(update={"text": prefix + c.text}), None, problem)
+                for c in next(outputs)
+            )
             item_labels.append(any(a is not None and key(a) == gold for a in answers))
         labels.append(tuple(item_labels))
     return labels

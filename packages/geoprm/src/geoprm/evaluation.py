@@ -408,8 +408,8 @@ def _judge(
     return [[next(flat) for _ in ts] for ts in texts]
 
 
-def _answer(extractor: AnswerExtractor, text: str) -> float | str | None:
-    value = extractor(Completion(text=text, num_tokens=None), None)
+def _answer(extractor: AnswerExtractor, text: str, problem: Problem) -> float | str | None:
+    value = extractor(Completion(text=text, num_tokens=None), None, problem)
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -417,9 +417,13 @@ def _answer(extractor: AnswerExtractor, text: str) -> float | str | None:
     return str(value)
 
 
-def _candidate(extractor: AnswerExtractor, text: str, judgement: StepJudgement) -> EvalCandidate:
+def _candidate(
+    extractor: AnswerExtractor, text: str, judgement: StepJudgement, problem: Problem
+) -> EvalCandidate:
     verdict: Verdict = "all_correct" if judgement.all_correct else "has_incorrect"
-    return EvalCandidate(answer=_answer(extractor, text), step_scores=judgement.scores, verdict=verdict)
+    return EvalCandidate(
+        answer=_answer(extractor, text, problem), step_scores=judgement.scores, verdict=verdict
+    )
 
 
 def _refine_request(
@@ -461,7 +465,7 @@ def record_runs(
         answers: the correct answer of each problem.
         policy: the policy sampler.
         scorer: the step scorer (e.g. :class:`geoprm.backends.transformers.TransformersCritic`).
-        extractor: maps a full solution to its answer.
+        extractor: maps a full solution to its answer (told the problem it solves).
         n: samples per problem (even, at least 2).
         params: the policy's sampling parameters (temperature above 0); refinements use ``seed + 1``.
         kinds: the problem type of each problem (``other`` when None).
@@ -505,8 +509,8 @@ def record_runs(
             id=p.id,
             kind=kind,
             answer=gold,
-            sampled=tuple(_candidate(extractor, t, j) for t, j in zip(ts, js, strict=True)),
-            refined=tuple(_candidate(extractor, t, j) for t, j in zip(rs, rjs, strict=True)),
+            sampled=tuple(_candidate(extractor, t, j, p) for t, j in zip(ts, js, strict=True)),
+            refined=tuple(_candidate(extractor, t, j, p) for t, j in zip(rs, rjs, strict=True)),
         )
         for p, gold, kind, ts, js, rs, rjs in zip(
             problems, answers, kinds, first, judged, second, rejudged, strict=True

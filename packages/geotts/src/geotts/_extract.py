@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable
 
-from geotts._models import Completion
+from geotts._models import Completion, Problem
 
 __all__ = ("LastNumberExtractor",)
 
@@ -30,8 +30,8 @@ class LastNumberExtractor:
         self.marker = marker
         self.allow_truncated = allow_truncated
 
-    def __call__(self, completion: Completion, trace_type: str | None) -> Hashable | None:
-        """Extract the answer of ``completion`` (the trace type is not used)."""
+    def __call__(self, completion: Completion, trace_type: str | None, problem: Problem) -> Hashable | None:
+        """Extract the answer of ``completion`` (the trace type and the problem are not used)."""
         if completion.finish_reason == "length" and not self.allow_truncated:
             return None
         text = completion.text

@@ -223,10 +223,10 @@ class SelfConsistency:
             sampler, [_request(p, cfg.instruction, None, cfg.k, cfg.params) for p in problems]
         )
         decisions: list[Decision] = []
-        for comps in outputs:
+        for p, comps in zip(problems, outputs, strict=True):
             cost = _Cost()
             cost.add(comps)
-            answers = tuple(extractor(c, None) for c in comps)
+            answers = tuple(extractor(c, None, p) for c in comps)
             decisions.append(
                 Decision(
                     answer=tally(answers, key).winner(),
@@ -265,13 +265,13 @@ class MultiTraceEnsemble:
         ]
         outputs = iter(_generate(sampler, requests))
         decisions: list[Decision] = []
-        for _ in problems:
+        for p in problems:
             cost = _Cost()
             lists: dict[str, tuple[Hashable | None, ...]] = {}
             for t in cfg.order:
                 comps = next(outputs)
                 cost.add(comps)
-                lists[t] = tuple(extractor(c, t) for c in comps)
+                lists[t] = tuple(extractor(c, t, p) for c in comps)
             pooled = pool_at_depth(list(lists.values()), cfg.depth)
             decisions.append(
                 Decision(
@@ -321,16 +321,14 @@ class ConsensusEnsemble:
         decided: dict[str, Decision] = {}
         active = list(problems)
         for d in range(1, cfg.depth + 1):
-            slots = [
-                (p.id, t, r) for p in active for t in order if (r := self._request_at(p, t, d)) is not None
-            ]
-            for (pid, t, _), comps in zip(slots, _generate(sampler, [r for _, _, r in slots]), strict=True):
-                costs[pid].add(comps)
-                answers = [extractor(c, t) for c in comps]
-                lists[pid][t] = (
+            slots = [(p, t, r) for p in active for t in order if (r := self._request_at(p, t, d)) is not None]
+            for (p, t, _), comps in zip(slots, _generate(sampler, [r for _, _, r in slots]), strict=True):
+                costs[p.id].add(comps)
+                answers = [extractor(c, t, p) for c in comps]
+                lists[p.id][t] = (
                     answers
                     if cfg.beam_policy == "regrow" and isinstance(cfg.params, BeamParams)
-                    else lists[pid][t] + answers
+                    else lists[p.id][t] + answers
                 )
             still: list[Problem] = []
             for p in active:

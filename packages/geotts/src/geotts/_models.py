@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import json
+from collections.abc import Hashable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from geotts.errors import StrategyConfigError
 
@@ -116,8 +126,11 @@ class Completion(GeoTTSModel):
     """Why generation ended: an end-of-sequence token or stop string, the token limit, or anything else."""
 
 
+_NO_METADATA: Mapping[str, JsonValue] = MappingProxyType({})
+
+
 class Problem(GeoTTSModel):
-    """A problem to solve: a question and optional images, with an optional gold answer for evaluation."""
+    """A problem to solve: a question, optional images and free-form metadata answer extractors can read."""
 
     id: str
     """Identifier carried into decisions."""
@@ -127,6 +140,23 @@ class Problem(GeoTTSModel):
     """Images shown with the question."""
     system: str | None = None
     """Optional system prompt."""
+    metadata: Mapping[str, JsonValue] = Field(default_factory=lambda: _NO_METADATA, validate_default=True)
+    """Free-form JSON data about the problem (read-only), e.g. the number list a symbolic program trace
+    refers to; strategies pass the problem to the answer extractor, which may read it."""
+
+    @field_validator("metadata", mode="after")
+    @classmethod
+    def _read_only(cls, value: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+        return MappingProxyType(dict(value))
+
+    @field_serializer("metadata")
+    def _plain(self, value: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+        return dict(value)
+
+    def __hash__(self) -> int:
+        """Hash of every field (the metadata through its canonical JSON)."""
+        meta = json.dumps(dict(self.metadata), sort_keys=True, default=str)
+        return hash((self.id, self.question, self.images, self.system, meta))
 
 
 class Decision(GeoTTSModel):

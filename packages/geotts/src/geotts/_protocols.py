@@ -8,7 +8,7 @@ from typing import Annotated, Protocol, Self, runtime_checkable
 
 from pydantic import Field, model_validator
 
-from geotts._models import Completion, GenerationRequest, GeoTTSModel
+from geotts._models import Completion, GenerationRequest, GeoTTSModel, Problem
 from geotts.errors import StrategyConfigError
 
 __all__ = ("AnswerExtractor", "Sampler", "StepJudgement", "StepScoreRequest", "StepScorer")
@@ -28,10 +28,14 @@ class Sampler(Protocol):
 
 
 class AnswerExtractor(Protocol):
-    """Maps a candidate to a hashable answer, or None when it yields none (a failed execution: no vote)."""
+    """Maps a candidate to a hashable answer, or None when it yields none (a failed execution: no vote).
 
-    def __call__(self, completion: Completion, trace_type: str | None) -> Hashable | None:
-        """Extract the answer of ``completion`` generated for ``trace_type``."""
+    The extractor is told which problem the candidate answers, so one extractor serves a whole
+    batch of problems even when reading an answer needs per-problem data (``problem.metadata``).
+    """
+
+    def __call__(self, completion: Completion, trace_type: str | None, problem: Problem) -> Hashable | None:
+        """Extract the answer of ``completion``, generated for ``trace_type`` while solving ``problem``."""
         ...
 
 

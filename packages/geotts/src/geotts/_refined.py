@@ -146,7 +146,8 @@ class RefinedBestOfN:
             texts, judged, comps = texts1[i] + texts2[i], judged1[i] + judged2[i], first[i] + second[i]
             best = _select(judged)
             answers: tuple[Hashable | None, ...] = tuple(
-                extractor(c.model_copy(update={"text": t}), None) for c, t in zip(comps, texts, strict=True)
+                extractor(c.model_copy(update={"text": t}), None, problems[i])
+                for c, t in zip(comps, texts, strict=True)
             )
             out.append(
                 BestOfNDecision(

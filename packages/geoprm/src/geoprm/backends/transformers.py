@@ -25,7 +25,8 @@ from geoprm._parser import ParsedCritique, parse_critique
 from geoprm._prompts import critique_prompt
 from geoprm._scores import CritiqueScores, JudgementTokens, VerdictLogprobs, score_critique
 from geoprm.errors import CriticError, MissingExtraError
-from geotts import StepJudgement, StepScoreRequest
+from geotts import BackendError, StepJudgement, StepScoreRequest
+from geotts.backends.transformers import load_processor
 
 __all__ = ("CritiqueResult", "TransformersCritic", "judgement_tokens")
 
@@ -108,36 +109,13 @@ def _image(value: bytes | Path) -> Any:
         ) from error
 
 
-_PROCESSORS: dict[str, str] = {
-    "qwen2_vl": "Qwen2VLProcessor",
-    "qwen2_5_vl": "Qwen2_5_VLProcessor",
-    "qwen3_vl": "Qwen3VLProcessor",
-}
-
-
-def _image_only(base: Any) -> Any:
-    """The processor class without its video processor, so it loads where torchvision is missing."""
-
-    def __init__(
-        self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kw: Any
-    ) -> None:
-        base.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kw)
-
-    return type(base.__name__, (base,), {"__init__": __init__})
-
-
 def _load_processor(path: str | Path) -> Any:
-    transformers = _require("transformers")
+    """The folder's processor (geotts's loader: image-only Qwen-VL processors where torchvision is missing)."""
+    _require("transformers")
     try:
-        return transformers.AutoProcessor.from_pretrained(path)
-    except (OSError, ImportError, AttributeError, ValueError) as error:
-        # Qwen-VL processors need torchvision for their video half; without it, load an image-only one.
-        model_type = transformers.AutoConfig.from_pretrained(path).model_type
-        if model_type not in _PROCESSORS:
-            raise CriticError(
-                f"cannot load the processor of {str(path)!r} ({model_type}): {error}"
-            ) from error
-        return _image_only(getattr(transformers, _PROCESSORS[model_type])).from_pretrained(path)
+        return load_processor(path)
+    except BackendError as error:
+        raise CriticError(str(error)) from error
 
 
 class TransformersCritic:

@@ -55,9 +55,13 @@ def pil_image(image: bytes | Path, *, extra: str = "transformers") -> Any:
 
 
 def chat_dicts(messages: Any, n_images: int) -> list[dict[str, Any]]:
-    """Chat messages as template dicts, the images as ``{"type": "image"}`` parts of the first user turn."""
+    """Chat messages as template dicts, the images as ``{"type": "image"}`` parts of the first user turn.
+
+    Without images every turn's content is a plain string, which text-only chat templates (causal
+    LMs) require and multimodal templates render the same as a single text part.
+    """
     out: list[dict[str, Any]] = []
-    placed = False
+    placed = n_images == 0
     for m in messages:
         if m.role == "user" and not placed:
             parts: list[dict[str, Any]] = [{"type": "image"} for _ in range(n_images)]

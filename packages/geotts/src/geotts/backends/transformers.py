@@ -18,18 +18,39 @@ from geotts._models import BeamParams, Completion, GenerationRequest, SamplingPa
 from geotts.backends._common import chat_dicts, pil_image, require
 from geotts.errors import BackendError, StrategyConfigError
 
-__all__ = ("TransformersSampler", "image_only_processor_class")
+__all__ = ("VL_PROCESSORS", "TransformersSampler", "image_only_processor_class", "load_processor")
 
 
-def image_only_processor_class(kind: Literal["qwen2_vl", "qwen2_5_vl"]) -> Any:
+#: The processor class of each Qwen-VL model type (``config.json``'s ``model_type``).
+VL_PROCESSORS: dict[str, str] = {
+    "qwen2_vl": "Qwen2VLProcessor",
+    "qwen2_5_vl": "Qwen2_5_VLProcessor",
+    "qwen3_vl": "Qwen3VLProcessor",
+}
+
+
+def image_only_processor_class(model_type: str) -> Any:
     """The stock Qwen-VL processor class minus its video processor, usable where torchvision is missing.
 
     Qwen-VL processors require a video processor, which exists only as a torchvision class; the
     processor's sub-processors are read from ``__init__``'s signature, so dropping the argument
     makes an image + text processor that loads and saves the same folder.
+
+    Args:
+        model_type: A key of :data:`VL_PROCESSORS` (``qwen2_vl``, ``qwen2_5_vl`` or ``qwen3_vl``).
+
+    Returns:
+        A subclass of the model type's processor class, with the same class name.
+
+    Raises:
+        BackendError: for a model type without a Qwen-VL processor.
     """
+    if model_type not in VL_PROCESSORS:
+        raise BackendError(
+            f"model type {model_type!r} has no image-only processor; known: {sorted(VL_PROCESSORS)}"
+        )
     transformers = require("transformers", "transformers")
-    base: Any = transformers.Qwen2VLProcessor if kind == "qwen2_vl" else transformers.Qwen2_5_VLProcessor
+    base: Any = getattr(transformers, VL_PROCESSORS[model_type])
 
     def __init__(
         self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kw: Any
@@ -39,17 +60,32 @@ def image_only_processor_class(kind: Literal["qwen2_vl", "qwen2_5_vl"]) -> Any:
     return type(base.__name__, (base,), {"__init__": __init__})
 
 
-def _load_processor(path: str | Path) -> Any:
-    """``AutoProcessor``, or the image-only Qwen-VL processor where torchvision (video) is unavailable."""
+def load_processor(path: str | Path) -> Any:
+    """The processor of a model folder: ``AutoProcessor``, else the image-only Qwen-VL processor.
+
+    The image-only processor (chosen by the config's ``model_type``) covers Qwen-VL folders where
+    torchvision, which their video half needs, is missing.
+
+    Args:
+        path: Model folder or hub id.
+
+    Returns:
+        The processor (a tokenizer for text-only models).
+
+    Raises:
+        BackendError: ``AutoProcessor`` failed and the model type has no image-only processor.
+    """
     transformers = require("transformers", "transformers")
     try:
         return transformers.AutoProcessor.from_pretrained(path)
-    except (OSError, ImportError, AttributeError, ValueError):
-        config = transformers.AutoConfig.from_pretrained(path)
-        kind: Literal["qwen2_vl", "qwen2_5_vl"] = (
-            "qwen2_5_vl" if config.model_type == "qwen2_5_vl" else "qwen2_vl"
-        )
-        return image_only_processor_class(kind).from_pretrained(path)
+    except (OSError, ImportError, AttributeError, ValueError) as exc:
+        model_type = str(transformers.AutoConfig.from_pretrained(path).model_type)
+        if model_type not in VL_PROCESSORS:
+            raise BackendError(f"cannot load the processor of {str(path)!r} ({model_type}): {exc}") from exc
+        return image_only_processor_class(model_type).from_pretrained(path)
+
+
+_load_processor = load_processor  # the name tests/geosynth/mts/test_pa_qwen.py imports (owned elsewhere)
 
 
 class TransformersSampler:
@@ -97,7 +133,7 @@ class TransformersSampler:
             model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
         except ValueError:
             model = transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
-        return cls(model.to(device).eval(), _load_processor(path), device=device, batch_size=batch_size)
+        return cls(model.to(device).eval(), load_processor(path), device=device, batch_size=batch_size)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
         """Generate ``request.n`` ranked candidates for every request (grouped into batches of equal settings)."""
