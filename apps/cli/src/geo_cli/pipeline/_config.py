@@ -1,0 +1,322 @@
+"""The pipeline config: frozen, strict pydantic models read from YAML (a file or a shipped preset).
+
+YAML is parsed, converted to JSON and validated in strict JSON mode, so a list is accepted where a
+tuple is declared, but a string never silently becomes a number. Relative paths in a config are read
+from the config file's folder (for a shipped preset: from the current folder).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from geo_cli.pipeline.errors import PipelineConfigError
+
+__all__ = (
+    "DataSettings",
+    "DatasetSpec",
+    "EvaluateSettings",
+    "Hardware",
+    "LauncherSettings",
+    "MTSSettings",
+    "PRMSettings",
+    "PipelineConfig",
+    "ReportSettings",
+    "TrainSettings",
+    "available_presets",
+    "load_pipeline_config",
+    "preset_path",
+)
+
+TINY_PREFIX = "tiny:"
+"""A model named ``tiny:<family>`` is a tiny random Qwen-VL built at run time (geotrain.build_tiny_model)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, use_attribute_docstrings=True)
+
+
+class Hardware(_Model):
+    """What a run needs; ``geo pipeline check`` prints it and compares it with this machine."""
+
+    summary: str
+    """One line a person reads, e.g. ``8 x 80 GB GPUs (DeepSpeed ZeRO-2)``."""
+    gpus: Annotated[int, Field(ge=0)] = 0
+    """CUDA devices needed by the heaviest stage (0: CPU only)."""
+    gpu_memory_gb: Annotated[float, Field(gt=0)] | None = None
+    """Memory per GPU, GiB."""
+    cpu_cores: Annotated[int, Field(ge=1)] = 2
+    """CPU cores the run was sized for."""
+    cluster: str | None = None
+    """A cluster the run needs (e.g. a Ray cluster), or None."""
+
+
+class DatasetSpec(_Model):
+    """Where one split's problems come from."""
+
+    source: Literal["bundled_sample", "pgps_file", "synthesize"]
+    """``bundled_sample``: geodsl's 120 PGPS9K test records; ``pgps_file``: a PGPS-format file;
+    ``synthesize``: generated problems (needs a geosynth problem factory)."""
+    path: str | None = None
+    """The PGPS-format file (``pgps_file`` only)."""
+    images_dir: str | None = None
+    """Folder holding the diagrams the records name (missing ones are drawn from the clauses)."""
+    offset: Annotated[int, Field(ge=0)] = 0
+    """Records skipped at the start (in file order)."""
+    limit: Annotated[int, Field(ge=1)] | None = None
+    """Records kept after the offset (None: all)."""
+    synth_kind: Literal["calculation", "aux_construction"] | None = None
+    """What ``synthesize`` generates: calculation problems or auxiliary-construction problems."""
+    synth_count: Annotated[int, Field(ge=1)] | None = None
+    """How many problems ``synthesize`` generates."""
+    use_ray: bool = False
+    """Generate on a Ray cluster (``synthesize`` only)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.source == "pgps_file" and not self.path:
+            raise ValueError("source 'pgps_file' needs path")
+        if self.source != "pgps_file" and self.path:
+            raise ValueError(f"path is only read for source 'pgps_file', not {self.source!r}")
+        if self.source == "synthesize" and (self.synth_kind is None or self.synth_count is None):
+            raise ValueError("source 'synthesize' needs synth_kind and synth_count")
+        return self
+
+
+class DataSettings(_Model):
+    """The data stage: the training and test problems, with their diagrams."""
+
+    train: DatasetSpec | None = None
+    """Problems that MTS turns into training data (None: no training split)."""
+    test: DatasetSpec | None = None
+    """Problems the evaluate stage solves (None: no evaluation split)."""
+    draw_missing_diagrams: bool = True
+    """Draw a schematic diagram from a record's clauses when its image is not available."""
+
+
+class MTSSettings(_Model):
+    """The mts stage: geosynth's multi-trace synthesis on the training split."""
+
+    enabled: bool = True
+    """Run the stage."""
+    jobs: Annotated[int, Field(ge=1)] = 2
+    """Sandbox worker processes."""
+    shard_size: Annotated[int, Field(ge=1)] = 100
+    """Problems per resumable shard."""
+    script_timeout: Annotated[float, Field(gt=0, le=600)] = 30.0
+    """Seconds one PAL script may run."""
+    llm: dict[str, Any] | None = None
+    """The teacher LLM writing CoT traces (fields of ``geosynth.mts.LLMConfig``); None: program + PAL only."""
+    use_ray: bool = False
+    """Verify scripts on Ray actors."""
+
+
+class LauncherSettings(_Model):
+    """How the train stage starts geotrain."""
+
+    kind: Literal["in_process", "accelerate"] = "in_process"
+    """``in_process``: train in this process (CPU, one GPU); ``accelerate``: ``accelerate launch -m geotrain``."""
+    accelerate_config: str | None = None
+    """A shipped accelerate config name (``zero2``, ``fsdp2``, ``ddp``...) for ``accelerate``."""
+    num_processes: Annotated[int, Field(ge=1)] = 1
+    """Processes (GPUs) for ``accelerate``."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.kind == "accelerate" and self.accelerate_config is None:
+            raise ValueError("launcher 'accelerate' needs accelerate_config (e.g. zero2)")
+        return self
+
+
+class TrainSettings(_Model):
+    """The train stage: geotrain on the MTS mixture (PA-SFT) or on given records (e.g. GM-PRM)."""
+
+    enabled: bool = True
+    """Run the stage."""
+    base_model: str
+    """Base model folder or hub id; ``tiny:<family>`` builds a tiny random model at run time."""
+    geotrain_preset: str | None = None
+    """A geotrain preset the settings start from (``pa_sft_8b``, ``gm_prm``...)."""
+    mixture: str = "mts_all"
+    """The MTS mixture trained on (``mts_all``, ``single_pal``, ``wo_cot_pal``...)."""
+    records: str | None = None
+    """Train on this JSON Lines file instead of an MTS mixture (then the stage does not need mts)."""
+    records_kind: Literal["pa", "prm"] = "pa"
+    """Format of ``records``."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Fields of ``geotrain.RunConfig`` (``max_steps``, ``learning_rate``, ``family``...)."""
+    launcher: LauncherSettings = LauncherSettings()
+    """How training is started."""
+    export: bool = True
+    """Export a merged, self-contained model folder (LoRA adapters merged) for evaluation."""
+
+
+class PRMSettings(_Model):
+    """Refined best-of-N with a process reward model (geoprm)."""
+
+    model: str
+    """The reward model folder or hub id; ``trained`` uses this pipeline's train stage output;
+    ``tiny:<family>`` a tiny random model."""
+    n: Annotated[int, Field(ge=2)] = 8
+    """Solutions per problem (N/2 sampled, N/2 refined)."""
+    max_critique_tokens: Annotated[int, Field(ge=8)] = 512
+    """Token limit of one critique."""
+
+
+class EvaluateSettings(_Model):
+    """The evaluate stage: candidates generated and executed, then every strategy scored."""
+
+    enabled: bool = True
+    """Run the stage."""
+    model: str | None = None
+    """The policy model; None: this pipeline's trained model; ``tiny:<family>``: a tiny random one."""
+    backend: Literal["transformers", "vllm", "openai"] = "transformers"
+    """Generation backend."""
+    base_url: str | None = None
+    """Server URL for ``openai``."""
+    device: str = "cpu"
+    """Torch device for ``transformers``."""
+    depth: Annotated[int, Field(ge=1)] = 10
+    """D: candidates per trace type; budgets run 1..V x D (40 for the paper's V = 4, D = 10)."""
+    order: tuple[Literal["program", "pal", "cot_program", "cot_pal"], ...] = (
+        "program",
+        "pal",
+        "cot_program",
+        "cot_pal",
+    )
+    """Trace types (V of them) in read order."""
+    temperature: Annotated[float, Field(gt=0)] = 0.7
+    """Temperature of the sampled candidates."""
+    max_tokens: Annotated[int, Field(ge=1)] = 1024
+    """Token limit per candidate."""
+    seed: int = 0
+    """Sampling seed."""
+    beam: bool = True
+    """Also decode a unified beam of width V x D (SC beam and the adaptive beam-SC baselines)."""
+    instructions: Literal["pa", "paper"] = "pa"
+    """Trace instructions: ``pa`` (the PA records' own, what the trained model saw) or ``paper``."""
+    prm: PRMSettings | None = None
+    """Refined best-of-N when set."""
+    sandbox_workers: Annotated[int, Field(ge=1)] = 2
+    """Sandbox workers that run PAL candidates."""
+    sandbox_timeout: Annotated[float, Field(gt=0)] = 10.0
+    """Seconds one PAL candidate may run."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if len(set(self.order)) != len(self.order):
+            raise ValueError(f"order lists a trace type twice: {list(self.order)}")
+        if self.backend == "openai" and not self.base_url:
+            raise ValueError("backend 'openai' needs base_url")
+        return self
+
+
+class ReportSettings(_Model):
+    """The report stage."""
+
+    title: str | None = None
+    """Page title (default: the pipeline's name)."""
+    gallery: Annotated[int, Field(ge=0)] = 4
+    """Examples in the gallery."""
+
+
+class PipelineConfig(_Model):
+    """One pipeline: data -> mts -> train -> evaluate -> report."""
+
+    name: str
+    """Short name (used for the default work folder ``runs/<name>``)."""
+    description: str = ""
+    """What the run reproduces."""
+    hardware: Hardware
+    """What the run needs."""
+    workdir: str | None = None
+    """Folder for every stage's outputs (default ``runs/<name>`` in the current folder)."""
+    data: DataSettings
+    """Data stage."""
+    mts: MTSSettings = MTSSettings()
+    """MTS stage."""
+    train: TrainSettings | None = None
+    """Train stage (None: no training)."""
+    evaluate: EvaluateSettings = EvaluateSettings()
+    """Evaluate stage."""
+    report: ReportSettings = ReportSettings()
+    """Report stage."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        needs_trained = self.evaluate.enabled and self.evaluate.model is None
+        if needs_trained and (self.train is None or not self.train.enabled):
+            raise ValueError(
+                "evaluate.model is unset (use the trained model) but there is no enabled train stage"
+            )
+        if self.evaluate.enabled and self.data.test is None:
+            raise ValueError("evaluate is enabled but data.test is unset")
+        uses_mts = self.train is not None and self.train.enabled and self.train.records is None
+        if uses_mts and (not self.mts.enabled or self.data.train is None):
+            raise ValueError("train reads the MTS mixture, so mts must be enabled and data.train set")
+        return self
+
+
+def _bundled() -> Traversable:
+    return resources.files("geo_cli") / "presets"
+
+
+def available_presets() -> tuple[str, ...]:
+    """Names of the shipped presets (``cpu``, ``paper-pa-sft-qwen3vl8b``...)."""
+    return tuple(
+        sorted(p.name.removesuffix(".yaml") for p in _bundled().iterdir() if p.name.endswith(".yaml"))
+    )
+
+
+def preset_path(name: str) -> Path:
+    """The YAML file of a shipped preset.
+
+    Raises:
+        PipelineConfigError: for an unknown name.
+    """
+    if name not in available_presets():
+        raise PipelineConfigError(f"no preset {name!r}; shipped presets: {', '.join(available_presets())}")
+    return Path(str(_bundled() / f"{name}.yaml"))
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in exc.errors())
+
+
+def load_pipeline_config(source: str | Path) -> tuple[PipelineConfig, Path]:
+    """Read a pipeline config from a YAML file, or a shipped preset by name.
+
+    Args:
+        source: A YAML file, or a preset name (see :func:`available_presets`) when no such file exists.
+
+    Returns:
+        The config and the folder its relative paths are read from.
+
+    Raises:
+        PipelineConfigError: the file is missing or unreadable, not YAML, or has invalid fields (named).
+    """
+    import yaml
+
+    path = Path(source)
+    base = path.parent.resolve()
+    if not path.is_file():
+        if path.suffix in (".yaml", ".yml") or "/" in str(source):
+            raise PipelineConfigError(f"config file {path} does not exist")
+        path, base = preset_path(str(source)), Path.cwd()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise PipelineConfigError(f"{path}: cannot read YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise PipelineConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    try:
+        config = PipelineConfig.model_validate_json(json.dumps(raw))
+    except (ValidationError, TypeError) as exc:
+        detail = _problems(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise PipelineConfigError(f"{path}: invalid pipeline config: {detail}") from None
+    return config, base

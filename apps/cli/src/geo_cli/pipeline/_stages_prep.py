@@ -1,0 +1,267 @@
+"""The data, mts and train stages (what runs before evaluation)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from geo_cli.pipeline._config import TINY_PREFIX, DatasetSpec, PipelineConfig
+from geo_cli.pipeline._context import StageContext, captured_output
+from geo_cli.pipeline._diagram import draw_schematic
+from geo_cli.pipeline._state import atomic_write_text, file_digest
+from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
+
+if TYPE_CHECKING:
+    from geodsl.data import PGPSRecord
+
+__all__ = ("data_inputs", "run_data", "run_mts", "run_train", "train_model_dir")
+
+SYNTHESIS_MISSING = (
+    "geosynth has no problem factory yet (seed 001's synthesis and rendering of calculation and "
+    "auxiliary-construction problems); the data stage cannot generate this split"
+)
+
+
+def _resolve(base: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
+    """What the data stage's key is hashed from: the split specs and the input files' digests."""
+    out: dict[str, Any] = {"draw": config.data.draw_missing_diagrams}
+    for split, spec in (("train", config.data.train), ("test", config.data.test)):
+        if spec is None:
+            continue
+        entry: dict[str, Any] = spec.model_dump(mode="json")
+        if spec.path is not None:
+            path = _resolve(base, spec.path)
+            entry["sha256"] = file_digest(path) if path.is_file() else f"missing: {path}"
+        if spec.images_dir is not None:
+            entry["images_dir"] = str(_resolve(base, spec.images_dir))
+        out[split] = entry
+    return out
+
+
+def _records(spec: DatasetSpec, base: Path) -> list[PGPSRecord]:
+    from geodsl.data import load_pgps, load_sample
+
+    if spec.source == "synthesize":
+        raise StageFailedError(SYNTHESIS_MISSING)
+    if spec.source == "bundled_sample":
+        records = load_sample()
+    else:
+        assert spec.path is not None
+        path = _resolve(base, spec.path)
+        if not path.is_file():
+            raise PipelineConfigError(f"data: PGPS file {path} does not exist")
+        records = load_pgps(path)
+    end = None if spec.limit is None else spec.offset + spec.limit
+    chosen = records[spec.offset : end]
+    if not chosen:
+        raise PipelineConfigError(f"data: offset {spec.offset} and limit {spec.limit} leave no records")
+    return chosen
+
+
+def _raw(record: PGPSRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "text": record.text, "parsing_stru_seqs": list(record.stru_clauses),
+        "parsing_sem_seqs": list(record.sem_clauses), "expression": record.expression, "answer": record.answer,
+        "type": record.type, "choices": list(record.choices),
+    }  # fmt: skip
+    for key in ("diagram", "book", "page"):
+        if getattr(record, key) is not None:
+            out[key] = getattr(record, key)
+    return out
+
+
+def _image(record: PGPSRecord, images_dir: Path | None, out: Path, draw: bool) -> str:
+    assert record.diagram is not None
+    target = out / record.diagram
+    if target.is_file():
+        return "present"
+    if images_dir is not None and (images_dir / record.diagram).is_file():
+        partial = target.with_name(f".{target.name}.tmp")
+        shutil.copy2(images_dir / record.diagram, partial)
+        os.replace(partial, target)
+        return "copied"
+    if draw:
+        draw_schematic(record.stru_clauses, record.sem_clauses, target, title=record.id)
+        return "drawn"
+    return "missing"
+
+
+def run_data(ctx: StageContext) -> dict[str, Any]:
+    """Write ``train.json`` / ``test.json`` (PGPS format) and every diagram into ``images/``."""
+    images = ctx.folder / "images"
+    images.mkdir(exist_ok=True)
+    summary: dict[str, Any] = {}
+    for split, spec in (("train", ctx.config.data.train), ("test", ctx.config.data.test)):
+        if spec is None:
+            continue
+        records = _records(spec, ctx.base)
+        counts: dict[str, int] = {}
+        source = None if spec.images_dir is None else _resolve(ctx.base, spec.images_dir)
+        for i, rec in enumerate(records, start=1):
+            if rec.diagram is not None:
+                how = _image(rec, source, images, ctx.config.data.draw_missing_diagrams)
+                counts[how] = counts.get(how, 0) + 1
+            ctx.events.progress("data", i, len(records), f"{split} diagrams")
+        body = json.dumps({r.id: _raw(r) for r in records}, indent=1, ensure_ascii=False)
+        atomic_write_text(ctx.folder / f"{split}.json", body)
+        summary[split] = {"records": len(records), "diagrams": counts}
+    return summary
+
+
+def run_mts(ctx: StageContext) -> dict[str, Any]:
+    """Run geosynth's MTS pipeline on the training split (it resumes its own shards)."""
+    from geosynth.mts import LLMConfig, MTSConfig
+    from geosynth.mts import run_mts as mts
+
+    settings = ctx.config.mts
+    llm = None if settings.llm is None else LLMConfig.model_validate(settings.llm, strict=False)
+    config = MTSConfig(
+        jobs=settings.jobs, shard_size=settings.shard_size, script_timeout=settings.script_timeout, llm=llm,
+        images_dir=ctx.upstream["data"] / "images", use_ray=settings.use_ray,
+    )  # fmt: skip
+    run = mts(
+        ctx.upstream["data"] / "train.json", ctx.folder, config,
+        progress=lambda stage, done, total: ctx.events.progress("mts", done, total, stage),
+    )  # fmt: skip
+    return {
+        "traces": dict(run.stats.traces), "problems": run.stats.problems, "pal_verified": run.stats.pal_verified,
+        "pal_failed": run.stats.pal_failed, "drops": dict(run.stats.drops),
+        "cot_skipped": run.cot_skipped, "computed_shards": run.computed, "reused_shards": run.reused,
+        "images_missing": run.images_missing,
+    }  # fmt: skip
+
+
+def _family(base_model: str, settings: dict[str, Any]) -> str | None:
+    if base_model.startswith(TINY_PREFIX):
+        return base_model.removeprefix(TINY_PREFIX)
+    family = settings.get("family")
+    return family if isinstance(family, str) else None
+
+
+def _records_file(ctx: StageContext) -> tuple[Path, str]:
+    train = ctx.config.train
+    assert train is not None
+    if train.records is not None:
+        return _resolve(ctx.base, train.records), train.records_kind
+    source = ctx.upstream["mts"] / "mixtures" / f"{train.mixture}.jsonl"
+    if not source.is_file():
+        found = sorted(p.stem for p in (ctx.upstream["mts"] / "mixtures").glob("*.jsonl"))
+        raise PipelineConfigError(
+            f"train.mixture {train.mixture!r} was not produced by mts; produced: {found}"
+        )
+    # The mixture's image paths are relative to MTS's PA folder (pa/images/...), not to mixtures/:
+    # train on a copy placed beside a link to those images.
+    data = ctx.folder / "data"
+    data.mkdir(exist_ok=True)
+    images, source_images = data / "images", (ctx.upstream["mts"] / "pa" / "images").resolve()
+    if source_images.is_dir() and not images.is_symlink() and not images.exists():
+        try:
+            images.symlink_to(source_images, target_is_directory=True)
+        except OSError:
+            shutil.copytree(source_images, images)
+    local = data / f"{train.mixture}.jsonl"
+    partial = local.with_name(f".{local.name}.tmp")
+    shutil.copy2(source, partial)
+    os.replace(partial, local)
+    return local, "pa"
+
+
+def _run_config(ctx: StageContext) -> Any:
+    import geotrain
+
+    train = ctx.config.train
+    assert train is not None
+    family = _family(train.base_model, train.settings)
+    model_path = train.base_model
+    if train.base_model.startswith(TINY_PREFIX):
+        if family not in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
+            raise PipelineConfigError(f"train.base_model {train.base_model!r}: unknown tiny family")
+        base = ctx.folder / "base_model"
+        if not (base / "config.json").is_file():
+            with captured_output(ctx.folder / "train.log"):
+                geotrain.build_tiny_model(family, base, seed=0)
+        model_path = str(base)
+    records, kind = _records_file(ctx)
+    values: dict[str, Any] = {
+        **train.settings, "model_path": model_path, "output_dir": str(ctx.folder / "run"),
+        "data": [{"path": str(records), "kind": kind}],
+    }  # fmt: skip
+    if family is not None:
+        values["family"] = family
+    return geotrain.load_config(None, values, base_preset=train.geotrain_preset)
+
+
+def _progress_callback(ctx: StageContext) -> Any:
+    from transformers import TrainerCallback
+
+    events = ctx.events
+
+    class _Progress(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            events.progress("train", int(state.global_step), int(state.max_steps), "optimizer steps")
+
+    return _Progress()
+
+
+def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
+    import geotrain
+
+    launcher = ctx.config.train.launcher if ctx.config.train else None
+    assert launcher is not None and launcher.accelerate_config is not None
+    import yaml
+
+    run_yaml = ctx.folder / "geotrain.yaml"
+    atomic_write_text(run_yaml, yaml.safe_dump(config.model_dump(mode="json"), sort_keys=True))
+    command = [
+        sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+        str(geotrain.accelerate_config(launcher.accelerate_config)), "--num_processes", str(launcher.num_processes),
+        "-m", "geotrain", "--config", str(run_yaml), *(["--resume"] if resume else []),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise StageFailedError(f"accelerate launch exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def train_model_dir(folder: Path) -> Path:
+    """The model the train stage leaves for evaluation (the export, else the final folder)."""
+    exported = folder / "model"
+    return exported if (exported / "config.json").is_file() else folder / "run" / "final"
+
+
+def run_train(ctx: StageContext) -> dict[str, Any]:
+    """Train with geotrain; a resumed stage continues from the latest checkpoint."""
+    import geotrain
+
+    train = ctx.config.train
+    assert train is not None
+    config = _run_config(ctx)
+    resume = ctx.resumed and any((ctx.folder / "run").glob("checkpoint-*"))
+    if train.launcher.kind == "accelerate":
+        result = _accelerate(ctx, config, resume)
+    else:
+        with captured_output(ctx.folder / "train.log"):
+            done = geotrain.train(
+                config, resume_from=True if resume else None, callbacks=[_progress_callback(ctx)]
+            )
+        result = done.model_dump(mode="json")
+    if train.export:
+        with captured_output(ctx.folder / "train.log"):
+            geotrain.export_model(result["final_dir"], ctx.folder / "model")
+    history = [e for e in result["log_history"] if "loss" in e]
+    return {
+        "global_step": result["global_step"], "resumed_from_checkpoint": resume,
+        "losses": [[e.get("step", i), e["loss"]] for i, e in enumerate(history)],
+        "final_loss": history[-1]["loss"] if history else None, "model": str(train_model_dir(ctx.folder)),
+    }  # fmt: skip
