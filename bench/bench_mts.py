@@ -8,7 +8,9 @@ repository; the benchmark exits cleanly when it is missing). For each split it r
 ``geosynth.mts.run_mts`` into a fresh folder (no mixtures), then reruns it into the same folder
 (everything resumed) and into a second fresh folder (to check byte-for-byte repeatability), and
 prints: problems, PAL traces verified, failures with their reasons, seconds per stage, programs per
-second through load + PAL + verify, and the resumed run's seconds. Target: the 1,000 PGPS9K test
+second through load + PAL + verify, the resumed run's seconds, and the median length of the PAL
+traces and of the PAL PA targets (clauses + trace) in words-and-punctuation tokens
+(``geosynth.mts.default_token_count``, the counter the mixtures use). Target: the 1,000 PGPS9K test
 programs in under 2 minutes on 2 cores, at least 99% verified.
 """
 
@@ -18,12 +20,13 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from geosynth.mts import MTSConfig, run_mts
+from geosynth.mts import MTSConfig, default_token_count, record_tokens, run_mts
 
 
 def _shared_root() -> Path:
@@ -39,6 +42,16 @@ def _digest(out: Path) -> str:
     return h.hexdigest()
 
 
+def _median_tokens(out: Path) -> tuple[float, float]:
+    """Median tokens of the verified PAL traces, and of the PAL PA records' assistant targets."""
+    traces = [json.loads(r)["text"] for r in (out / "traces" / "pal.jsonl").read_text().splitlines()]
+    records = [json.loads(r) for r in (out / "pa" / "pal.jsonl").read_text().splitlines()]
+    if not traces:
+        return 0.0, 0.0
+    return (statistics.median(default_token_count(t) for t in traces),
+            statistics.median(record_tokens(r) for r in records))
+
+
 def _bench(path: Path, jobs: int, keep: Path | None) -> bool:
     config = MTSConfig(jobs=jobs, mixtures=False)
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,6 +65,7 @@ def _bench(path: Path, jobs: int, keep: Path | None) -> bool:
         twin = Path(tmp) / "b"
         run_mts(path, twin, config)
         same = _digest(out) == _digest(twin)
+        trace_tokens, target_tokens = _median_tokens(out)
     s = run.stats
     rate = s.pal_verified / max(1, s.problems)
     seconds = {k: round(v, 2) for k, v in run.seconds.items() if v}
@@ -62,6 +76,7 @@ def _bench(path: Path, jobs: int, keep: Path | None) -> bool:
         print(f"  drop {drop['problem_id']}: {drop['reason']}: {drop['detail'][:160]}")
     print(f"  wall {wall:.1f} s with {jobs} sandbox workers; per stage {seconds}")
     print(f"  throughput {s.problems / wall:.1f} programs/s end to end")
+    print(f"  median PAL trace {trace_tokens:.0f} tokens, median PAL PA target {target_tokens:.0f} tokens")
     print(f"  resumed rerun {resume_wall:.1f} s ({sum(resumed.computed.values())} shards recomputed); "
           f"byte-identical outputs on a fresh rerun: {same}")
     return rate >= 0.99 and same and not sum(resumed.computed.values())

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stack=("transformers==5.24.0" "tokenizers>=0.22" "peft==0.21.2" "trl==1.16.0" "accelerate==1.15.0"
-       "pillow>=10" "datasets>=3" "matplotlib>=3.8" "httpx>=0.27")
+       "pillow>=10" "datasets>=3" "matplotlib>=3.8" "httpx>=0.27" "ray>=2.9")
 wheel=$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)
 if [ -n "$wheel" ]; then
   uv pip install --quiet "$wheel" "${stack[@]}"

@@ -16,7 +16,7 @@ pytest.importorskip("httpx")
 pytest.importorskip("geotts")
 
 import geodsl
-from geosynth.mts import LLMConfig, MTSConfig, MTSLLMError, run_mts
+from geosynth.mts import LLMConfig, MTSConfig, MTSLLMError, PromptName, PromptTemplate, run_mts, template
 
 if TYPE_CHECKING:
     from .conftest import FakeOpenAI
@@ -32,26 +32,38 @@ def _between(text: str, start: str, end: str) -> str:
     return text[i:text.index(end, i)]
 
 
+_EQUATION = re.compile(r"^(eq\d+ = Eq\()", re.M)
+_PRINT = re.compile(r'^print\(f"\{float\((\w+)\):\.3f\}"\)$', re.M)
+_SOLVE = re.compile(r"^(\w+(?:, \w+)* = .*solve.*)$", re.M)
+
+
 def _commented(script: str) -> str:
-    return re.sub(r"^(equations\.append)", "# By the theorem that fits this figure.\n\\1", script, flags=re.M)
+    return _EQUATION.sub("# By the theorem that fits this figure.\n\\1", script)
 
 
 def _drifted(script: str) -> str:
-    return script.replace("equations.append(Eq(", "equations.append(Eq(1 + ", 1)
+    return _EQUATION.sub("\\1 1 + ", _commented(script), count=1)  # a changed equation
 
 
-def _wrong_print(script: str) -> str:
-    return _commented(script).replace('print(f"{float(ans):.3f}")', "print(float(ans) + 1)")
+def _changed_print(script: str) -> str:
+    return _PRINT.sub(r"print(round(float(\1), 1))", _commented(script))  # a changed print line
+
+
+def _wrong_answer(script: str) -> str:
+    """Keeps every key line but shifts the printed unknown: only the sandbox run can catch it."""
+    assert _PRINT.search(script) is not None, script
+    return _PRINT.sub(r"\1 = \1 + 1\n\g<0>", _commented(script))
 
 
 def _raising(script: str) -> str:
-    return _commented(script).replace("known = {}", "known = {}\nraise ValueError('lost the equations')")
+    """Keeps every key line but raises after the first solve."""
+    return _SOLVE.sub("\\1\nraise ValueError('lost the equations')", _commented(script), count=1)
 
 
 # Per problem: what the model answers on pass 1, 2, 3 of CoT-PAL (None: a good commented script).
 PLAN: dict[str, list[Callable[[str], str] | None]] = {
     "prob_27": [_drifted, None],
-    "prob_159": [_wrong_print, _drifted, _wrong_print],
+    "prob_159": [_wrong_answer, _changed_print, _wrong_answer],
     "prob_494": [lambda s: "I am not able to help with this.", _raising, None],
 }
 
@@ -132,8 +144,10 @@ def test_cot_stages_verify_repair_and_give_up_after_three_passes(
     assert stats.cot_pal_failed == 1 and stats.cot_program_mismatched == 1
     assert stats.mts == 6 + 7 + 5 and stats.llm == "teacher"
     repairs = [p for p in server.prompts if "Reference PAL script" in p]
-    assert any("changed" in p and "equation line 1" in p for p in repairs)  # the error is fed back
-    assert all("equations.append" in _between(p, "## Reference PAL script\n```python\n", "\n```") for p in repairs)
+    assert any("equation line 1 changed" in p for p in repairs)  # the error is fed back
+    assert any("print line 1 changed" in p for p in repairs)
+    assert any("lost the equations" in p for p in repairs)
+    assert all(" = Eq(" in _between(p, "## Reference PAL script\n```python\n", "\n```") for p in repairs)
     assert sum("## Program\n`" in p for p in server.prompts) == 8  # one CoT-Program call per usable problem
 
 
@@ -178,3 +192,24 @@ def test_an_interrupted_cot_stage_resumes_from_its_finished_shards(
     later_cot_pal = {model.problem(p) for p in server.prompts[calls:] if "```python" in p}
     assert later_cot_pal == {"prob_738", "prob_1742"}  # only the second shard's verified problems
     assert run.stats.cot_pal_by_pass == {"1": 3, "2": 1, "3": 1}
+
+
+def test_a_new_prompt_version_recomputes_only_the_stage_that_uses_it(
+        llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    server, _, config, out = llm_run
+    run_mts(mini_dataset, out, config)
+    calls = server.calls
+    current = template("cot_pal")
+    bumped = PromptTemplate(name="cot_pal", version=current.version + 1, text="Be brief.\n" + current.text)
+
+    def patched(name: PromptName) -> PromptTemplate:
+        return bumped if name == "cot_pal" else template(name)
+
+    monkeypatch.setattr("geosynth.mts._cot.template", patched)
+    again = run_mts(mini_dataset, out, config)
+    assert again.computed == {"prepare": 0, "verify": 0, "cot_pal": 2, "cot_program": 0}
+    new_prompts = server.prompts[calls:]
+    assert new_prompts and all(p.startswith("Be brief.") or "Reference PAL script" in p for p in new_prompts)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert bumped.fingerprint in manifest["prompts"]

@@ -49,7 +49,7 @@ def test_every_good_program_gets_program_and_verified_pal_traces(finished: Path)
     assert programs["prob_27"]["text"].startswith("Gsin ")
     assert "N0" not in programs["prob_27"]["text"]  # instantiated: values in place of N tokens
     assert pals["prob_13"]["answer"] == pytest.approx(25.0)
-    assert "equations.append" in pals["prob_13"]["text"]
+    assert " = Eq(" in pals["prob_13"]["text"] and pals["prob_13"]["text"].rstrip().endswith(':.3f}")')
     assert (finished / "traces" / "cot_pal.jsonl").read_text() == ""
 
 
@@ -60,7 +60,7 @@ def test_every_drop_is_recorded_with_a_reason_and_an_explanation(finished: Path)
         "syn_bad_answer": "malformed_record",
         "syn_bad_expression": "bad_program",
         "syn_unknown_operator": "bad_program",
-        "syn_contradiction": "pal_failed",
+        "syn_contradiction": "pal_translation",
         "syn_mismatch": "pal_mismatch",
     }
     assert "expression" in drops["syn_missing_field"]["detail"]
@@ -99,7 +99,7 @@ def test_pa_records_state_the_clauses_before_the_trace(finished: Path) -> None:
     assert (p0, p1) == (0, r0) and r1 == len(target)
     perception, reasoning = target[p0:p1], target[r0:r1]
     assert perception.startswith(PERCEPTION_HEADER) and "BT = 30" in perception and "line Q U R" in perception
-    assert reasoning.startswith(REASONING_HEADER) and "equations.append" in reasoning
+    assert reasoning.startswith(REASONING_HEADER) and "eq1 = Eq(" in reasoning
     programs = {r["problem_id"]: r for r in _rows(finished / "pa" / "program.jsonl")}
     assert programs["prob_13"]["messages"][0]["content"][1]["text"] != user["content"][1]["text"]
 

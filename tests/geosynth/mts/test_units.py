@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,23 +45,68 @@ def test_extract_code_takes_the_fenced_script() -> None:
     assert extract_code("```python\nprint(1)") == "print(1)\n"  # an unterminated fence still counts
 
 
-def test_equation_drift_allows_comments_but_not_changed_equations() -> None:
-    commented = PAL.replace("equations.append", "# Pythagorean theorem in the right triangle.\nequations.append")
+#: A joint solve: two equations, one ``solve(..., dict=True)`` and the assignments from its solution.
+JOINT = geodsl.to_pal("Sum x y N0 Multiple N1 x y Get y", ["180", "2"])
+
+
+def _comment_equations(script: str, text: str = "The angles of a linear pair add up to 180 degrees.") -> str:
+    return re.sub(r"^(# step \d+:)", f"# {text}\n\\1", script, flags=re.M)
+
+
+def test_equation_drift_allows_added_comments_and_blank_lines() -> None:
+    for script in (PAL, JOINT):
+        commented = _comment_equations(script)
+        assert commented != script and equation_drift(script, commented) is None
+        spaced = commented.replace("\neq", "\n\n# so:\neq").replace("Eq(x + y, 180)", "Eq(x+y,  180)")
+        trailing = re.sub(r"^(print\(.*)$", r'\1  # the "answer", to three decimals', spaced, flags=re.M)
+        assert trailing.count("\n") > script.count("\n") and equation_drift(script, trailing) is None
+
+
+#: Edits of a commented JOINT script, each breaking one key line, and what the drift check must say.
+KEY_LINE_EDITS: list[tuple[Callable[[str], str], str]] = [
+    (lambda s: s.replace("eq1 = Eq(x + y, 180)", "eq1 = Eq(x + y, 190)"),
+     "equation line 1 changed: expected 'eq1 = Eq(x + y, 180)', got 'eq1 = Eq(x + y, 190)'"),
+    (lambda s: s.replace("eq2 = Eq(2 * x, y)", "eq2 = Eq(2 * x, y + 1)"), "equation line 2 changed"),
+    (lambda s: s.replace("[0]\n", "[-1]\n"), "solve line 1 changed"),
+    (lambda s: s.replace("x, y = solution[x], solution[y]", "x, y = solution[y], solution[x]"),
+     "solve line 2 changed"),
+    (lambda s: s.replace('print(f"{float(y):.3f}")', "print(float(y) + 1)"), "print line 1 changed"),
+    (lambda s: s.replace("eq2 = Eq(2 * x, y)\n", ""), "equation line 2 was removed: 'eq2 = Eq(2 * x, y)'"),
+    (lambda s: s.replace("x, y = solution[x], solution[y]\n", ""), "solve line 2 was removed"),
+    (lambda s: s.replace('print(f"{float(y):.3f}")\n', ""), "print line 1 was removed"),
+    (lambda s: s.replace("\nprint(", "\ny = solve(eq1, y)[0]\nprint("), "adds a solve line 'y = solve(eq1, y)[0]'"),
+    (lambda s: s.replace("eq1 = Eq(x + y, 180)\n", "").replace("eq2 = Eq(2 * x, y)\n",
+                                                              "eq2 = Eq(2 * x, y)\neq1 = Eq(x + y, 180)\n"),
+     "the key lines are reordered: equation line 1 should be 'eq1 = Eq(x + y, 180)'"),
+]
+
+
+@pytest.mark.parametrize(("edit", "problem"), KEY_LINE_EDITS)
+def test_equation_drift_catches_every_changed_key_line(edit: Callable[[str], str], problem: str) -> None:
+    candidate = edit(_comment_equations(JOINT))
+    assert candidate != _comment_equations(JOINT)
+    assert problem in (equation_drift(JOINT, candidate) or "")
+
+
+def test_equation_drift_reads_single_unknown_solves() -> None:
+    commented = _comment_equations(PAL, "The legs squared add up to the hypotenuse squared.")
     assert equation_drift(PAL, commented) is None
-    trailing = PAL.replace("x**2, 0))", "x**2, 0))  # legs squared add up to the hypotenuse squared")
-    assert trailing != PAL and equation_drift(PAL, trailing) is None
-    changed = PAL.replace("equations.append(Eq(", "equations.append(Eq(2*", 1)
-    assert "equation line 1 changed" in (equation_drift(PAL, changed) or "")
-    removed = "\n".join(line for line in PAL.splitlines() if not line.startswith("equations.append"))
-    assert "must not be added or removed" in (equation_drift(PAL, removed) or "")
-    retargeted = PAL.replace("ans = x", "ans = 2*x")
-    assert equation_drift(PAL, retargeted) is not None
+    assert "solve line 1 changed" in (equation_drift(PAL, commented.replace("pick(solve(eq1, x))",
+                                                                            "solve(eq1, x)[0]")) or "")
+    assert "equation line 1 changed" in (equation_drift(PAL, commented.replace("4**2", "5**2")) or "")
 
 
 def test_a_rewrite_without_rationales_is_not_a_cot_pal_trace() -> None:
     assert "no rationale" in (rationale_missing(PAL) or "")  # the translator's own step comments do not count
-    commented = PAL.replace("equations.append", "# The legs squared add up to the hypotenuse squared.\nequations.append")
-    assert rationale_missing(commented) is None
+    assert rationale_missing(_comment_equations(PAL, "The legs squared add up to the hypotenuse squared.")) is None
+
+
+def test_scripts_with_more_equations_and_trigonometry_run_first() -> None:
+    from geosynth.mts._runner import _expected_cost
+
+    trig = geodsl.to_pal("Gsin N0 N1 N2 Get y", ["24", "y", "30"])
+    assert _expected_cost(PAL) == 1 and _expected_cost(JOINT) == 2
+    assert _expected_cost(trig) == 3  # one equation, with a sine
 
 
 @pytest.mark.parametrize(("reply", "problem"), [
@@ -90,7 +137,7 @@ def test_prompts_are_versioned_package_data_with_the_expected_fields() -> None:
         "cot_pal_repair": {"question", "answer", "error", "pal", "script"},
         "cot_program": {"question", "clauses", "operators", "program"},
     }
-    assert template("cot_pal").fingerprint.startswith("cot_pal.v1:")
+    assert template("cot_pal").fingerprint.startswith("cot_pal.v2:")
 
 
 def test_rendering_keeps_latex_braces_and_rejects_missing_fields() -> None:

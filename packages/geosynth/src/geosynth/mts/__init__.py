@@ -33,7 +33,14 @@ from geosynth.mts._pa import PA_INSTRUCTIONS, PERCEPTION_HEADER, REASONING_HEADE
 from geosynth.mts._pipeline import MTS_VERSION, STAGES, MTSRun, ProgressCallback, ShardHook, run_mts
 from geosynth.mts._prompts import PROMPT_VERSIONS, PromptName, PromptTemplate, template
 from geosynth.mts._stats import DatasetStats, compute_stats, format_stats_table
-from geosynth.mts.errors import MTSConfigError, MTSError, MTSInputError, MTSLLMError, MTSOutputError
+from geosynth.mts.errors import (
+    MTSConfigError,
+    MTSError,
+    MTSInputError,
+    MTSLLMError,
+    MTSOutputError,
+    MTSWorkerError,
+)
 
 __all__ = (
     "DROP_REASONS",
@@ -57,6 +64,7 @@ __all__ = (
     "MTSLLMError",
     "MTSOutputError",
     "MTSRun",
+    "MTSWorkerError",
     "ProgressCallback",
     "PromptName",
     "PromptTemplate",

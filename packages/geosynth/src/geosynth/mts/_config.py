@@ -84,7 +84,7 @@ class MTSConfig(MTSModel):
     mixture_seed: int = 0
     """Seed of the resampling that matches token budgets in the leave-one-out mixtures."""
     use_ray: bool = False
-    """Run the verification and LLM stages as Ray tasks (``ray`` must be installed)."""
+    """Verify scripts on Ray actors and send the LLM requests (``openai`` backend) from Ray tasks (needs ``ray``)."""
 
     def resume_fields(self) -> dict[str, Any]:
         """The fields that change stage results (the rest only change speed or presentation)."""

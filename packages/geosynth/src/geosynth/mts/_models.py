@@ -47,7 +47,8 @@ DROP_REASONS: Mapping[DropReason, tuple[str, tuple[TraceType, ...]]] = MappingPr
             TRACE_TYPES,
         ),
         "pal_translation": (
-            "the program has no PAL translation (for example no Get step)",
+            "the program has no PAL translation: it does not execute (contradictory or degenerate "
+            "givens, no Get step)",
             ("pal", "cot_pal"),
         ),
         "pal_failed": (

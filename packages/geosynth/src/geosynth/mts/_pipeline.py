@@ -24,7 +24,7 @@ from geosynth.mts._load import LoadedDataset, load_dataset
 from geosynth.mts._mix import build_mixtures, record_tokens
 from geosynth.mts._models import TRACE_TYPES, MTSModel, SourceProblem, TraceType
 from geosynth.mts._outputs import OutputWriter
-from geosynth.mts._runner import ScriptRunner, make_runner
+from geosynth.mts._runner import RaySampler, ScriptRunner, make_runner
 from geosynth.mts._stats import DatasetStats, compute_stats
 from geosynth.mts._store import ShardStore, read_jsonl, stable_hash, write_json, write_jsonl
 from geosynth.mts._verify import pal_shard, verify_shard
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ("MTS_VERSION", "STAGES", "MTSRun", "ProgressCallback", "ShardHook", "run_mts")
 
-MTS_VERSION = "1"
+MTS_VERSION = "2"
 """Version of the stage code; part of every resume key (bump it when a stage's output changes)."""
 
 STAGES: tuple[str, ...] = ("prepare", "verify", "cot_pal", "cot_program")
@@ -138,10 +138,14 @@ def _split_name(dataset: Path, config: MTSConfig) -> str:
 
 
 def _open_llm(config: MTSConfig, out: Path, sampler: Sampler | None) -> CachedLLM | None:
+    """The cached LLM of a run; with ``use_ray`` an HTTP backend is called from Ray tasks."""
     if config.llm is None:
         return None
-    return CachedLLM(sampler if sampler is not None else build_sampler(config.llm), config.llm,
-                     config.llm.cache or out / "llm_cache.sqlite")
+    if sampler is None:
+        sampler = build_sampler(config.llm)  # also checks the backend and the key in the driver
+        if config.use_ray and config.llm.backend == "openai":
+            sampler = RaySampler(config.llm, config.jobs)
+    return CachedLLM(sampler, config.llm, config.llm.cache or out / "llm_cache.sqlite")
 
 
 def _mixtures(out: Path, seed: int) -> dict[str, dict[str, int]]:

@@ -31,7 +31,7 @@ __all__ = (
 PromptName = Literal["cot_pal", "cot_pal_repair", "cot_program"]
 """The three LLM prompts: CoT-PAL rewriting, CoT-PAL repair, CoT-Program rewriting."""
 
-PROMPT_VERSIONS: Mapping[PromptName, int] = {"cot_pal": 1, "cot_pal_repair": 1, "cot_program": 1}
+PROMPT_VERSIONS: Mapping[PromptName, int] = {"cot_pal": 2, "cot_pal_repair": 2, "cot_program": 1}
 """The template version each prompt uses."""
 
 _FIELD = re.compile(r"\{\{(\w+)\}\}")

@@ -12,7 +12,7 @@ from geodsl.sandbox import SandboxResult
 from geosynth.mts._models import DROP_REASONS, Drop, DropReason, SourceProblem, Trace, TraceType
 from geosynth.mts._runner import ScriptRunner
 
-__all__ = ("check_answer", "drop_row", "explain_program", "pal_shard", "trace_row", "verify_shard")
+__all__ = ("check_answer", "drop_row", "executor_verdict", "explain_program", "pal_shard", "trace_row", "verify_shard")
 
 #: What the native executor's failure says about the problem, by error class (most specific first).
 _EXECUTOR_VERDICTS: tuple[tuple[type[geodsl.GeoDSLError], str], ...] = (
@@ -32,6 +32,12 @@ _EXECUTOR_VERDICTS: tuple[tuple[type[geodsl.GeoDSLError], str], ...] = (
     (geodsl.UnsolvableError, "a step's unknown cannot be determined (degenerate configuration)"),
     (geodsl.GeoDSLError, "the program does not execute"),
 )
+
+
+def executor_verdict(exc: geodsl.GeoDSLError) -> str:
+    """What an executor (or PAL translation) failure says about the problem, with the error itself."""
+    verdict = next(text for cls, text in _EXECUTOR_VERDICTS if isinstance(exc, cls))
+    return f"{verdict} ({type(exc).__name__}: {exc})"
 
 
 def drop_row(problem_id: str, stage: str, reason: DropReason, detail: str) -> dict[str, Any]:
@@ -77,8 +83,7 @@ def explain_program(problem: SourceProblem, rel_tol: float) -> str:
     try:
         answer = geodsl.execute(problem.expression, problem.numbers).answer
     except geodsl.GeoDSLError as exc:
-        verdict = next(text for cls, text in _EXECUTOR_VERDICTS if isinstance(exc, cls))
-        return f"{verdict} ({type(exc).__name__}: {exc})"
+        return executor_verdict(exc)
     if answers_match(answer, problem.answer_value, rel_tol=rel_tol):
         return f"the executor reproduces the stored answer ({answer:.6g}), so the PAL translation is at fault"
     return (
@@ -88,13 +93,18 @@ def explain_program(problem: SourceProblem, rel_tol: float) -> str:
 
 
 def pal_shard(problems: Sequence[SourceProblem]) -> list[dict[str, Any]]:
-    """Stage ``prepare``: translate each instantiated program into a PAL script."""
+    """Stage ``prepare``: translate each instantiated program into a PAL script.
+
+    :func:`geodsl.to_pal` runs the executor first, so a program that does not execute (contradictory
+    givens, a degenerate configuration) is dropped here, as ``pal_translation``, with the executor's
+    verdict on why.
+    """
     rows: list[dict[str, Any]] = []
     for p in problems:
         try:
             script = geodsl.to_pal(p.expression, p.numbers)
         except geodsl.GeoDSLError as exc:
-            rows.append(drop_row(p.id, "prepare", "pal_translation", f"{type(exc).__name__}: {exc}"))
+            rows.append(drop_row(p.id, "prepare", "pal_translation", f"no PAL script: {executor_verdict(exc)}"))
             continue
         rows.append({"id": p.id, "pal": script})
     return rows

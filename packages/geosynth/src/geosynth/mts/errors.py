@@ -2,15 +2,15 @@
 
 Problems with single records never raise: they become :class:`~geosynth.mts.Drop` entries and the run
 goes on. These errors stop a run: a bad configuration, an unreadable input file, an output folder that
-belongs to another input, or an LLM backend that keeps failing. Finished shards stay on disk, so the
-next run resumes where this one stopped.
+belongs to another input, an LLM backend that keeps failing, or Ray workers that do not start or
+answer. Finished shards stay on disk, so the next run resumes where this one stopped.
 """
 
 from __future__ import annotations
 
 from geosynth.errors import GeoSynthError
 
-__all__ = ("MTSConfigError", "MTSError", "MTSInputError", "MTSLLMError", "MTSOutputError")
+__all__ = ("MTSConfigError", "MTSError", "MTSInputError", "MTSLLMError", "MTSOutputError", "MTSWorkerError")
 
 
 class MTSError(GeoSynthError):
@@ -31,3 +31,7 @@ class MTSOutputError(MTSError):
 
 class MTSLLMError(MTSError):
     """The LLM backend failed for a whole batch after its own retries (the run stops; rerun to resume)."""
+
+
+class MTSWorkerError(MTSError):
+    """The Ray script workers (``use_ray``) did not start, or did not answer within their time limit."""
