@@ -50,8 +50,11 @@ TEMPLATES: dict[str, Callable[[Sequence[str]], str]] = {
     "Sin_Law": lambda v: f"{v[3]}*sin({v[0]}/180*{PI})-{v[1]}*sin({v[2]}/180*{PI})",
     "Median": lambda v: f"{v[0]}-2*{v[1]}+{v[2]}",
     "Geo_Mean": lambda v: f"{v[0]}*{v[1]}-{v[2]}**2",
-    "Proportion": lambda v: (f"{v[0]}*{v[3]}-{v[1]}*{v[2]}" if len(v) == 4
-                             else f"{v[0]}*{v[3]}**(1/{v[4]})-{v[1]}*{v[2]}**(1/{v[4]})"),
+    "Proportion": lambda v: (
+        f"{v[0]}*{v[3]}-{v[1]}*{v[2]}"
+        if len(v) == 4
+        else f"{v[0]}*{v[3]}**(1/{v[4]})-{v[1]}*{v[2]}**(1/{v[4]})"
+    ),
     "Ratio": lambda v: f"{v[0]}/{v[1]}-{v[2]}" if len(v) == 3 else f"({v[0]}/{v[1]})**{v[2]}-{v[3]}",
     "Chord2_Ang": lambda v: f"2*{v[0]}-{v[1]}-{v[2]}",
     "TanSec_Ang": lambda v: f"2*{v[0]}+{v[1]}-{v[2]}",
@@ -63,11 +66,16 @@ TEMPLATES: dict[str, Callable[[Sequence[str]], str]] = {
     "Rhom_Area": lambda v: f"2*{v[0]}*{v[1]}-{v[2]}",
     "Kite_Area": lambda v: f"{v[0]}*{v[1]}/2-{v[2]}",
     "Trap_Area": lambda v: f"({v[0]}+{v[1]})*{v[2]}/2-{v[3]}",
-    "Circle_R_Circum": lambda v: (f"2*{PI}*{v[0]}-{v[1]}" if len(v) == 2 else f"2*{PI}*{v[0]}*{v[1]}/360-{v[2]}"),
-    "Circle_D_Circum": lambda v: (f"{PI}*{v[0]}-{v[1]}" if len(v) == 2 else f"{PI}*{v[0]}*{v[1]}/360-{v[2]}"),
-    "Circle_R_Area": lambda v: (f"{PI}*{v[0]}**2-{v[1]}" if len(v) == 2 else f"{PI}*{v[0]}**2*{v[1]}/360-{v[2]}"),
-    "Circle_D_Area": lambda v: (f"{PI}/4*{v[0]}**2-{v[1]}" if len(v) == 2
-                                else f"{PI}/4*{v[0]}**2*{v[1]}/360-{v[2]}"),
+    "Circle_R_Circum": lambda v: (
+        f"2*{PI}*{v[0]}-{v[1]}" if len(v) == 2 else f"2*{PI}*{v[0]}*{v[1]}/360-{v[2]}"
+    ),
+    "Circle_D_Circum": lambda v: f"{PI}*{v[0]}-{v[1]}" if len(v) == 2 else f"{PI}*{v[0]}*{v[1]}/360-{v[2]}",
+    "Circle_R_Area": lambda v: (
+        f"{PI}*{v[0]}**2-{v[1]}" if len(v) == 2 else f"{PI}*{v[0]}**2*{v[1]}/360-{v[2]}"
+    ),
+    "Circle_D_Area": lambda v: (
+        f"{PI}/4*{v[0]}**2-{v[1]}" if len(v) == 2 else f"{PI}/4*{v[0]}**2*{v[1]}/360-{v[2]}"
+    ),
     "ArcSeg_Area": lambda v: f"{PI}*{v[0]}**2*{v[1]}/360-{v[0]}**2*sin({v[1]}/180*{PI})/2-{v[2]}",
     "Ngon_Angsum": lambda v: f"({v[0]}-2)*180-{v[1]}",
     "RNgon_B_Area": lambda v: f"{v[0]}*{v[1]}**2/4/tan({PI}/{v[0]})-{v[2]}",
@@ -109,8 +117,11 @@ def reference_style(program: Program, numbers: Sequence[str]) -> float:
             if root is not None:
                 mid[sym.name] = str(root)
         if unknowns:
-            known = {sympy.Symbol(k): sympy.sympify(s) for k, s in mid.items()
-                     if k[0] != "N" and not sympy.sympify(s).free_symbols}
+            known = {
+                sympy.Symbol(k): sympy.sympify(s)
+                for k, s in mid.items()
+                if k[0] != "N" and not sympy.sympify(s).free_symbols
+            }
             mid = {k: str(_sympify(s).subs(known)) for k, s in mid.items()}
     if answer is None:
         raise ValueError("no Get")
@@ -119,15 +130,19 @@ def reference_style(program: Program, numbers: Sequence[str]) -> float:
 
 def _load(limit: int | None, splits: bool) -> list[tuple[str, Program, list[str], float]]:
     records = json.loads((ROOT / "tests/geodsl/data/examples_96.json").read_text())
-    items = [(f"ex96/{r['id']}", parse_program(r["dedup_expression"]), list(r["var_values"]), float(r["answer"]))
-             for r in records]
+    items = [
+        (f"ex96/{r['id']}", parse_program(r["dedup_expression"]), list(r["var_values"]), float(r["answer"]))
+        for r in records
+    ]
     shared = Path(os.environ.get("GEO_SHARED", ROOT.parent / "shared"))
     if splits and (shared / "data/pgps").is_dir():
         from geodsl.data import load_pgps
 
         for name in ("geometry3k_test", "pgps9k_test"):
             for rec in load_pgps(shared / "data/pgps" / f"{name}.json"):
-                items.append((f"{name}/{rec.id}", parse_program(rec.expression), list(rec.numbers), float(rec.answer)))
+                items.append(
+                    (f"{name}/{rec.id}", parse_program(rec.expression), list(rec.numbers), float(rec.answer))
+                )
     elif splits:
         print(f"(splits skipped: {shared}/data/pgps not found; set GEO_SHARED)")
     return items[:limit] if limit else items
@@ -159,7 +174,9 @@ def main() -> None:
     parser.add_argument("--no-splits", action="store_true", help="examples_96 only")
     args = parser.parse_args()
     items = _load(args.limit, not args.no_splits)
-    print("baseline: sympify + sympy.solve per step (stand-in: parse_latex needs antlr4-python3-runtime 4.11)")
+    print(
+        "baseline: sympify + sympy.solve per step (stand-in: parse_latex needs antlr4-python3-runtime 4.11)"
+    )
     rows: dict[str, list[float]] = {"numeric_cold": [], "numeric": [], "reference": [], "exact": []}
     agree = {"numeric": 0, "reference": 0, "exact": 0}
     for _, program, numbers, answer in items:
@@ -177,8 +194,10 @@ def main() -> None:
     print(f"programs: {n}")
     for key in ("numeric", "numeric_cold", "exact", "reference"):
         agreeing = agree.get(key.removesuffix("_cold"), 0)
-        print(f"{key:>13}: median {med[key] * 1e6:10.1f} us/program   total {sum(rows[key]):8.2f} s"
-              f"   agree {agreeing}/{n}")
+        print(
+            f"{key:>13}: median {med[key] * 1e6:10.1f} us/program   total {sum(rows[key]):8.2f} s"
+            f"   agree {agreeing}/{n}"
+        )
     print(f"ratio reference/numeric (warm): {med['reference'] / med['numeric']:.0f}x")
     print(f"ratio reference/numeric (cold caches): {med['reference'] / med['numeric_cold']:.0f}x")
     print(f"ratio exact/numeric (warm): {med['exact'] / med['numeric']:.0f}x")

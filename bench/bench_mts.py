@@ -48,8 +48,10 @@ def _median_tokens(out: Path) -> tuple[float, float]:
     records = [json.loads(r) for r in (out / "pa" / "pal.jsonl").read_text().splitlines()]
     if not traces:
         return 0.0, 0.0
-    return (statistics.median(default_token_count(t) for t in traces),
-            statistics.median(record_tokens(r) for r in records))
+    return (
+        statistics.median(default_token_count(t) for t in traces),
+        statistics.median(record_tokens(r) for r in records),
+    )
 
 
 def _bench(path: Path, jobs: int, keep: Path | None) -> bool:
@@ -69,16 +71,20 @@ def _bench(path: Path, jobs: int, keep: Path | None) -> bool:
     s = run.stats
     rate = s.pal_verified / max(1, s.problems)
     seconds = {k: round(v, 2) for k, v in run.seconds.items() if v}
-    print(f"{path.name}: {s.records} records, {s.problems} usable, PAL verified {s.pal_verified} "
-          f"({100 * rate:.2f}%), failed {s.pal_failed}")
+    print(
+        f"{path.name}: {s.records} records, {s.problems} usable, PAL verified {s.pal_verified} "
+        f"({100 * rate:.2f}%), failed {s.pal_failed}"
+    )
     for row in (out / "drops.jsonl").read_text().splitlines() if keep else []:
         drop = json.loads(row)
         print(f"  drop {drop['problem_id']}: {drop['reason']}: {drop['detail'][:160]}")
     print(f"  wall {wall:.1f} s with {jobs} sandbox workers; per stage {seconds}")
     print(f"  throughput {s.problems / wall:.1f} programs/s end to end")
     print(f"  median PAL trace {trace_tokens:.0f} tokens, median PAL PA target {target_tokens:.0f} tokens")
-    print(f"  resumed rerun {resume_wall:.1f} s ({sum(resumed.computed.values())} shards recomputed); "
-          f"byte-identical outputs on a fresh rerun: {same}")
+    print(
+        f"  resumed rerun {resume_wall:.1f} s ({sum(resumed.computed.values())} shards recomputed); "
+        f"byte-identical outputs on a fresh rerun: {same}"
+    )
     return rate >= 0.99 and same and not sum(resumed.computed.values())
 
 
@@ -86,7 +92,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--splits", nargs="+", default=["pgps9k_test.json", "geometry3k_test.json"])
-    parser.add_argument("--keep", type=Path, default=None, help="keep the first run's outputs under this folder")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the first run's outputs under this folder"
+    )
     args = parser.parse_args()
     root = _shared_root() / "data" / "pgps"
     if not root.is_dir():

@@ -43,8 +43,12 @@ def _median(values: list[int]) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", action="store_true", help="run every script in the sandbox and compare answers")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--run", action="store_true", help="run every script in the sandbox and compare answers"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="sandbox workers (default 2)")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N programs of each split")
     args = parser.parse_args()
@@ -60,8 +64,15 @@ def main() -> int:
         for record in records[: args.limit or None]:
             try:
                 expected = geodsl.execute(record.expression, record.numbers).answer
-                rows.append((split, record.id, geodsl.to_pal(record.expression, record.numbers), expected,
-                             record.answer))
+                rows.append(
+                    (
+                        split,
+                        record.id,
+                        geodsl.to_pal(record.expression, record.numbers),
+                        expected,
+                        record.answer,
+                    )
+                )
             except geodsl.GeoDSLError as exc:
                 failures.append(f"{split} {record.id}: no script: {exc}")
     seconds = time.perf_counter() - started
@@ -102,12 +113,16 @@ def _agreement(rows: list[tuple[str, str, str, float, str]], jobs: int) -> list[
         if abs(got - expected) > ANSWER_TOLERANCE or abs(got - float(stored)) > ANSWER_TOLERANCE:
             misses.append(f"{split} {rid}: script {got:.3f}, executor {expected:.3f}, stored {stored}")
     seconds = sorted(r.seconds for r in results)
-    print(f"ran {len(rows)} scripts in the sandbox in {time.perf_counter() - started:.1f} s; per script: "
-          f"median {statistics.median(seconds):.2f} s, 95th percentile {seconds[int(0.95 * (len(seconds) - 1))]:.2f} s, "
-          f"max {seconds[-1]:.2f} s")
+    print(
+        f"ran {len(rows)} scripts in the sandbox in {time.perf_counter() - started:.1f} s; per script: "
+        f"median {statistics.median(seconds):.2f} s, 95th percentile {seconds[int(0.95 * (len(seconds) - 1))]:.2f} s, "
+        f"max {seconds[-1]:.2f} s"
+    )
     for split, (total, agree, stored_ok, same_text) in per_split.items():
-        print(f"{split}: agree with executor {agree} / {total} ({100 * agree / max(total, 1):.2f}%), "
-              f"with stored answer {stored_ok} / {total}, same 3-decimal string {same_text} / {total}")
+        print(
+            f"{split}: agree with executor {agree} / {total} ({100 * agree / max(total, 1):.2f}%), "
+            f"with stored answer {stored_ok} / {total}, same 3-decimal string {same_text} / {total}"
+        )
     return misses
 
 

@@ -54,8 +54,10 @@ for sol in solutions:
 def _script(symbols: str, equations: list[str], unknowns: str, target: str) -> str:
     body = "".join(f"equations.append({eq})\n" for eq in equations)
     names = symbols.replace(",", " ")
-    return (f"{_PRELUDE}{symbols} = symbols('{names}')\nequations = []\n{body}"
-            f"{_SOLVE.format(unknowns=unknowns, target=target)}")
+    return (
+        f"{_PRELUDE}{symbols} = symbols('{names}')\nequations = []\n{body}"
+        f"{_SOLVE.format(unknowns=unknowns, target=target)}"
+    )
 
 
 def _pythagoras(rng: random.Random) -> str:
@@ -100,13 +102,24 @@ def _angle_sum_with_expressions(rng: random.Random) -> str:
 
 def _triangle_sas_then_height(rng: random.Random) -> str:
     a, c, angle = rng.randint(3, 15), rng.randint(3, 15), rng.choice([30, 45, 60, 90, 120])
-    return _script("s,h", [f"Eq(Rational(1, 2)*{a}*{c}*sin({angle}*pi/180), s)", f"Eq(Rational(1, 2)*{a}*h, s)"],
-                   "s, h", "h")
+    return _script(
+        "s,h",
+        [f"Eq(Rational(1, 2)*{a}*{c}*sin({angle}*pi/180), s)", f"Eq(Rational(1, 2)*{a}*h, s)"],
+        "s, h",
+        "h",
+    )
 
 
 TEMPLATES: tuple[Callable[[random.Random], str], ...] = (
-    _pythagoras, _geo_mean_then_pythagoras, _cosine_law, _sine_law, _isosceles_then_sector,
-    _similar_triangles, _trapezoid, _angle_sum_with_expressions, _triangle_sas_then_height,
+    _pythagoras,
+    _geo_mean_then_pythagoras,
+    _cosine_law,
+    _sine_law,
+    _isosceles_then_sector,
+    _similar_triangles,
+    _trapezoid,
+    _angle_sum_with_expressions,
+    _triangle_sas_then_height,
 )
 
 
@@ -140,8 +153,14 @@ def run_fresh_processes(scripts: list[str], jobs: int, timeout: float) -> tuple[
             paths.append(path)
 
         def one(path: Path) -> float | None:
-            done = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True,
-                                  timeout=timeout, cwd=tmp, check=False)
+            done = subprocess.run(
+                [sys.executable, "-I", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=tmp,
+                check=False,
+            )
             return answer_from_output(done.stdout) if done.returncode == 0 else None
 
         start = time.perf_counter()
@@ -151,13 +170,21 @@ def run_fresh_processes(scripts: list[str], jobs: int, timeout: float) -> tuple[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Sandbox pool vs fresh processes: throughput on PAL-style scripts.")
+    parser = argparse.ArgumentParser(
+        description="Sandbox pool vs fresh processes: throughput on PAL-style scripts."
+    )
     parser.add_argument("--n", type=int, default=200, help="scripts through the pool")
-    parser.add_argument("--baseline-n", type=int, default=None, help="scripts run as fresh processes (default: --n)")
+    parser.add_argument(
+        "--baseline-n", type=int, default=None, help="scripts run as fresh processes (default: --n)"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="pool workers = parallel fresh processes")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--source", choices=("synthetic", "examples"), default="synthetic",
-                        help="synthetic templates, or geodsl.to_pal over the PGPS examples in tests/geodsl/data")
+    parser.add_argument(
+        "--source",
+        choices=("synthetic", "examples"),
+        default="synthetic",
+        help="synthetic templates, or geodsl.to_pal over the PGPS examples in tests/geodsl/data",
+    )
     args = parser.parse_args()
     scripts = make_scripts(args.n, args.seed) if args.source == "synthetic" else pal_from_examples(args.n)
     baseline_n = min(args.baseline_n or args.n, args.n)
@@ -173,20 +200,28 @@ def main() -> None:
 
     fresh_seconds, fresh_answers = run_fresh_processes(scripts[:baseline_n], args.jobs, timeout=60.0)
     mismatches = sum(
-        1 for r, a in zip(results[:baseline_n], fresh_answers, strict=True)
-        if (r.answer is None) != (a is None) or (a is not None and r.answer is not None and not math.isclose(r.answer, a))
+        1
+        for r, a in zip(results[:baseline_n], fresh_answers, strict=True)
+        if (r.answer is None) != (a is None)
+        or (a is not None and r.answer is not None and not math.isclose(r.answer, a))
     )
     pool_rate = len(scripts) / pool_seconds
     end_to_end_rate = len(scripts) / (pool_seconds + started)
     fresh_rate = baseline_n / fresh_seconds
-    print(f"scripts ({args.source}): {len(scripts)} through the pool, {baseline_n} as fresh processes; "
-          f"jobs={args.jobs}")
+    print(
+        f"scripts ({args.source}): {len(scripts)} through the pool, {baseline_n} as fresh processes; "
+        f"jobs={args.jobs}"
+    )
     print(f"pool start-up ({args.jobs} workers, sympy preloaded): {started:.2f} s")
-    print(f"pool:            {pool_seconds:8.2f} s  {pool_rate:8.1f} scripts/s "
-          f"(mean {1000 * sum(r.seconds for r in results) / len(results):.1f} ms per script in its child)")
+    print(
+        f"pool:            {pool_seconds:8.2f} s  {pool_rate:8.1f} scripts/s "
+        f"(mean {1000 * sum(r.seconds for r in results) / len(results):.1f} ms per script in its child)"
+    )
     print(f"pool incl. start:{pool_seconds + started:8.2f} s  {end_to_end_rate:8.1f} scripts/s")
     print(f"fresh processes: {fresh_seconds:8.2f} s  {fresh_rate:8.1f} scripts/s")
-    print(f"speed-up: {pool_rate / fresh_rate:.1f}x steady state, {end_to_end_rate / fresh_rate:.1f}x including start-up")
+    print(
+        f"speed-up: {pool_rate / fresh_rate:.1f}x steady state, {end_to_end_rate / fresh_rate:.1f}x including start-up"
+    )
     print(f"script errors in the pool: {len(failures)}; answer mismatches pool vs fresh: {mismatches}")
     if failures:
         print("first errors:", sorted(set(failures))[:5])

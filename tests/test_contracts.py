@@ -75,7 +75,10 @@ def test_package_metadata(pkg: str) -> None:
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -87,8 +90,7 @@ def test_importing_every_package_stays_light() -> None:
 
 def test_geo_help_does_not_import_heavy_dependencies() -> None:
     code = (
-        "import sys\nfrom geo_cli.main import app\n"
-        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        "import sys\nfrom geo_cli.main import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
     )
     loaded = _modules_after(code)
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
@@ -100,20 +102,31 @@ def _fresh_venv_with(tmp_path: Path, package: str) -> Path:
         pytest.skip("uv is not on PATH")
     venv = tmp_path / "venv"
     env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"}}
-    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, env=env, timeout=300)
+    subprocess.run(
+        [uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, env=env, timeout=300
+    )
     py = venv / "bin" / "python"
     subprocess.run(
         [uv, "pip", "install", "--quiet", "--python", str(py), str(PACKAGES[package])],
-        check=True, env=env, timeout=600,
+        check=True,
+        env=env,
+        timeout=600,
     )
     return py
 
 
 def _installed(py: Path) -> set[str]:
     out = subprocess.run(
-        [str(py), "-c", "import importlib.metadata as m, json; "
-         "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))"],
-        capture_output=True, text=True, check=True, timeout=120,
+        [
+            str(py),
+            "-c",
+            "import importlib.metadata as m, json; "
+            "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return set(json.loads(out.stdout))
 
@@ -125,9 +138,7 @@ def test_geodsl_installs_and_runs_alone(tmp_path: Path) -> None:
     assert "geodsl" in installed
     assert not installed & {"geotts", "geosynth", "geoprm", "geotrain", "geo-cli", "torch", "numpy"}
     script = (
-        "import geodsl\n"
-        "r = geodsl.execute('Gougu N0 N1 V0 Get V0', ['3', '4'])\n"
-        "print(round(r.answer, 3))\n"
+        "import geodsl\nr = geodsl.execute('Gougu N0 N1 V0 Get V0', ['3', '4'])\nprint(round(r.answer, 3))\n"
     )
     out = subprocess.run([str(py), "-c", script], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "5.0"

@@ -47,8 +47,16 @@ def test_exact_agrees_within_the_pgps_tolerance(record: dict[str, object]) -> No
 
 @pytest.mark.parametrize(
     ("roots", "chosen"),
-    [([3.0, 1.0], 1.0), ([-3.0, -1.0], -1.0), ([5.0, -2.0], 5.0), ([-2.0, 5.0], 5.0), ([0.0, 5.0], 5.0),
-     ([0.0, -3.0], 0.0), ([7.0], 7.0), ([-7.0], -7.0)],
+    [
+        ([3.0, 1.0], 1.0),
+        ([-3.0, -1.0], -1.0),
+        ([5.0, -2.0], 5.0),
+        ([-2.0, 5.0], 5.0),
+        ([0.0, 5.0], 5.0),
+        ([0.0, -3.0], 0.0),
+        ([7.0], 7.0),
+        ([-7.0], -7.0),
+    ],
 )
 def test_root_rule(roots: list[float], chosen: float) -> None:
     assert choose_root(roots, "test") == chosen
@@ -68,18 +76,24 @@ BEHAVIOURS = {
     "acute-angle-from-sine": Case("Gsin N0 N1 V0 Get V0", ("12", "25"), 28.685),
     "smallest-positive-angle-for-negative-tangent": Case("Gtan N0 N1 V0 Get V0", ("-1", "1"), 135.0),
     "angle-in-an-expression": Case("Gsin N0 N1 N2 Get x", ("1", "2", "2x+10"), 10.0),
-    "last-get-wins": Case("Proportion N0 N2 N1 N5 Get N2 Get x",
-                          ("6", "8", "x", "y", "2y-3", "x+\\frac{10}{3}"), 10.0),
+    "last-get-wins": Case(
+        "Proportion N0 N2 N1 N5 Get N2 Get x", ("6", "8", "x", "y", "2y-3", "x+\\frac{10}{3}"), 10.0
+    ),
     "get-of-n-substitutes-solved-letters": Case("Equal N0 N1 Get N1", ("3x+5", "6x-7"), 17.0),
     "get-of-pi-value-is-fixed": Case("Get N0", ("3\\pi",), 9.425),
     "get-of-mixed-number-is-fixed": Case("Get N0", ("3\\frac{1}{2}",), 3.5),
     "mixed-number-operand": Case("Multiple V0 C3 N0 Get V0", ("3\\frac{3}{4}",), 1.25),
     "letter-e-is-a-symbol": Case("Equal N0 C7 Get e", ("2e+1",), 3.0),
     "letter-i-is-a-symbol": Case("Equal i N0 Get i", ("30",), 30.0),
-    "joint-solve-of-two-pending-steps": Case("Sum N1 V0 C90 Sum V0 N0 C180 Get x", ("14x+8", "8x-15"), 11.167),
-    "joint-solve-prefers-the-root-rule-on-letters": Case("Sum N0 N1 V0 Proportion N0 V0 N3 N2 Get N0",
-                                                         ("2x+2", "6", "15", "2x"), 12.0),
-    "three-unknowns": Case("Multiple V0 C2 N1 Multiple V1 C2 N2 Rhom_Area V0 V1 N0 Get x", ("169", "x", "2x"), 13.0),
+    "joint-solve-of-two-pending-steps": Case(
+        "Sum N1 V0 C90 Sum V0 N0 C180 Get x", ("14x+8", "8x-15"), 11.167
+    ),
+    "joint-solve-prefers-the-root-rule-on-letters": Case(
+        "Sum N0 N1 V0 Proportion N0 V0 N3 N2 Get N0", ("2x+2", "6", "15", "2x"), 12.0
+    ),
+    "three-unknowns": Case(
+        "Multiple V0 C2 N1 Multiple V1 C2 N2 Rhom_Area V0 V1 N0 Get x", ("169", "x", "2x"), 13.0
+    ),
     "v-defined-by-letters": Case("Sum N0 C3 V0 Equal V0 N1 Get x", ("x", "10"), 7.0),
     "redundant-consistent-step": Case("Equal N0 N1 Equal N0 C5 Get N0", ("5", "5"), 5.0),
     "polygon-sides-from-area": Case("RNgon_H_Area V0 N0 N1 Get V0", ("1", "4"), 4.0),
@@ -109,8 +123,9 @@ ERRORS = {
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("program", "numbers", "error", "named"), list(ERRORS.values()), ids=list(ERRORS))
-def test_typed_errors(program: str, numbers: tuple[str, ...], error: type[GeoDSLError], named: str,
-                      mode: geodsl.Mode) -> None:
+def test_typed_errors(
+    program: str, numbers: tuple[str, ...], error: type[GeoDSLError], named: str, mode: geodsl.Mode
+) -> None:
     with pytest.raises(error) as info:
         execute(program, numbers, mode=mode)
     assert named in str(info.value)
@@ -173,8 +188,27 @@ def test_full_split_reproduces_the_stored_answers(split: str, mode: geodsl.Mode)
     assert len(misses) <= 0.005 * len(records), misses
 
 
-_VALUES = st.sampled_from(["3", "4", "0", "-2", "1000", "0.5", "x", "y", "2x+1", "x^{2}", "\\sqrt{2}", "3\\pi",
-                           "\\frac{x}{2}", "30", "90", "180", "3\\frac{1}{2}"])
+_VALUES = st.sampled_from(
+    [
+        "3",
+        "4",
+        "0",
+        "-2",
+        "1000",
+        "0.5",
+        "x",
+        "y",
+        "2x+1",
+        "x^{2}",
+        "\\sqrt{2}",
+        "3\\pi",
+        "\\frac{x}{2}",
+        "30",
+        "90",
+        "180",
+        "3\\frac{1}{2}",
+    ]
+)
 _TOKENS = st.sampled_from(["N0", "N1", "N2", "V0", "V1", "x", "y", "C2", "C90", "C0.5"])
 
 

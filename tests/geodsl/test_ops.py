@@ -12,11 +12,40 @@ from geodsl import OPERATORS
 from geodsl.ops import FLOAT_MATH, arity_error
 
 SPEC_OPERATORS = {
-    "ArcSeg_Area", "Chord2_Ang", "Circle_D_Area", "Circle_D_Circum", "Circle_R_Area", "Circle_R_Circum",
-    "Cos_Law", "Equal", "Gcos", "Geo_Mean", "Get", "Gougu", "Gsin", "Gtan", "Iso_Tri_Ang", "Kite_Area", "Median",
-    "Multiple", "Ngon_Angsum", "PRK_Perim", "Para_Area", "Proportion", "RNgon_B_Area", "RNgon_H_Area",
-    "RNgon_L_Area", "Ratio", "Rect_Area", "Rhom_Area", "Sin_Law", "Sum", "TanSec_Ang", "Trap_Area",
-    "Tria_BH_Area", "Tria_SAS_Area",
+    "ArcSeg_Area",
+    "Chord2_Ang",
+    "Circle_D_Area",
+    "Circle_D_Circum",
+    "Circle_R_Area",
+    "Circle_R_Circum",
+    "Cos_Law",
+    "Equal",
+    "Gcos",
+    "Geo_Mean",
+    "Get",
+    "Gougu",
+    "Gsin",
+    "Gtan",
+    "Iso_Tri_Ang",
+    "Kite_Area",
+    "Median",
+    "Multiple",
+    "Ngon_Angsum",
+    "PRK_Perim",
+    "Para_Area",
+    "Proportion",
+    "RNgon_B_Area",
+    "RNgon_H_Area",
+    "RNgon_L_Area",
+    "Ratio",
+    "Rect_Area",
+    "Rhom_Area",
+    "Sin_Law",
+    "Sum",
+    "TanSec_Ang",
+    "Trap_Area",
+    "Tria_BH_Area",
+    "Tria_SAS_Area",
 }
 
 
@@ -136,9 +165,18 @@ def test_residual_vanishes_on_the_case_values(case: OpCase, slot: int) -> None:
 
 @pytest.mark.parametrize(
     ("name", "arity", "ok"),
-    [("Sum", 2, False), ("Sum", 3, True), ("Sum", 9, True), ("Equal", 3, False), ("Proportion", 6, False),
-     ("Circle_R_Area", 1, False), ("Circle_R_Area", 4, False), ("Circle_D_Area", 3, True), ("Ratio", 5, False),
-     ("Get", 2, False)],
+    [
+        ("Sum", 2, False),
+        ("Sum", 3, True),
+        ("Sum", 9, True),
+        ("Equal", 3, False),
+        ("Proportion", 6, False),
+        ("Circle_R_Area", 1, False),
+        ("Circle_R_Area", 4, False),
+        ("Circle_D_Area", 3, True),
+        ("Ratio", 5, False),
+        ("Get", 2, False),
+    ],
 )
 def test_arity_table(name: str, arity: int, ok: bool) -> None:
     assert OPERATORS[name].accepts(arity) is ok
@@ -156,7 +194,10 @@ def test_role_names_follow_the_operand_positions() -> None:
 
 def test_package_readme_lists_every_operator_with_its_arity() -> None:
     readme = Path(__file__).resolve().parents[2] / "packages" / "geodsl" / "README.md"
-    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip()
-            for line in readme.read_text().splitlines() if line.startswith("| `")}
+    rows = {
+        line.split("|")[1].strip(" `"): line.split("|")[2].strip()
+        for line in readme.read_text().splitlines()
+        if line.startswith("| `")
+    }
     for name, spec in OPERATORS.items():
         assert rows.get(name) == spec.arity_text(), f"README operator table is out of date for {name}"

@@ -82,8 +82,9 @@ def test_a_linear_joint_solve_takes_its_only_solution() -> None:
     script = to_pal("Sum V0 N1 N3 Proportion N0 N2 V0 N1 Get a", ["20", "a", "24", "27.5"])
     assert "solution = solve([eq1, eq2], [a, V0], dict=True)[0]" in script
     assert "def pick" not in script
-    assert float(_run_in_process(script)) == pytest.approx(execute("Sum V0 N1 N3 Proportion N0 N2 V0 N1 Get a",
-                                                                   ["20", "a", "24", "27.5"]).answer, abs=5e-4)
+    assert float(_run_in_process(script)) == pytest.approx(
+        execute("Sum V0 N1 N3 Proportion N0 N2 V0 N1 Get a", ["20", "a", "24", "27.5"]).answer, abs=5e-4
+    )
 
 
 def test_an_equation_waits_until_the_executor_can_solve_it() -> None:
@@ -96,15 +97,29 @@ def test_an_equation_waits_until_the_executor_can_solve_it() -> None:
     assert _run_in_process(script) == "16.167\n"
 
 
-@pytest.mark.parametrize(("program", "numbers", "expected", "line"), [
-    ("Gtan N0 N1 V0 Get V0", ["-3", "3"], "135.000", "V0 = solve(eq1, V0)[0] % 180"),
-    ("Gsin N0 N1 V0 Get V0", ["12", "25"], "28.685", "V0 = pick([root % 360 for root in solve(eq1, V0)])"),
-    ("Gsin N0 N1 V0 Get V0", ["-3", "6"], "210.000", "V0 = pick([root % 360 for root in solve(eq1, V0)])"),
-    ("Gougu N0 N1 N2 Get x", ["x-1", "x", "5"], "4.000", "x = pick(solve(eq1, x))"),
-    ("Equal N0 N1 Get x", ["x^{2}+6x", "-8"], "-2.000", "x = pick(solve(eq1, x))"),
-])
-def test_the_root_rule_and_angles_follow_the_executor(program: str, numbers: list[str], expected: str,
-                                                      line: str) -> None:
+@pytest.mark.parametrize(
+    ("program", "numbers", "expected", "line"),
+    [
+        ("Gtan N0 N1 V0 Get V0", ["-3", "3"], "135.000", "V0 = solve(eq1, V0)[0] % 180"),
+        (
+            "Gsin N0 N1 V0 Get V0",
+            ["12", "25"],
+            "28.685",
+            "V0 = pick([root % 360 for root in solve(eq1, V0)])",
+        ),
+        (
+            "Gsin N0 N1 V0 Get V0",
+            ["-3", "6"],
+            "210.000",
+            "V0 = pick([root % 360 for root in solve(eq1, V0)])",
+        ),
+        ("Gougu N0 N1 N2 Get x", ["x-1", "x", "5"], "4.000", "x = pick(solve(eq1, x))"),
+        ("Equal N0 N1 Get x", ["x^{2}+6x", "-8"], "-2.000", "x = pick(solve(eq1, x))"),
+    ],
+)
+def test_the_root_rule_and_angles_follow_the_executor(
+    program: str, numbers: list[str], expected: str, line: str
+) -> None:
     script = to_pal(program, numbers)
     assert line in script.splitlines()
     assert execute(program, numbers).answer_text == expected
@@ -141,15 +156,19 @@ def test_an_equation_no_solve_needs_stays_in_place() -> None:
     assert _run_in_process(script) == "5.000\n"
 
 
-@pytest.mark.parametrize(("program", "numbers", "error"), [
-    ("Equal N0 V0", ["1"], NoAnswerError),
-    ("Gsin N0 N1 N2 Get x", ["1"], BindingError),
-    ("Gsin N0 N1", ["1"], DSLSyntaxError),
-    ("Equal N0 N1 Gougu N2 N3 x Get x", ["2x+1", "7", "3", "4"], InconsistentError),
-    ("Gsin N0 N1 V0 Get V0", ["3", "2"], NonRealError),
-])
-def test_a_program_that_does_not_run_gets_no_script(program: str, numbers: list[str],
-                                                    error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("program", "numbers", "error"),
+    [
+        ("Equal N0 V0", ["1"], NoAnswerError),
+        ("Gsin N0 N1 N2 Get x", ["1"], BindingError),
+        ("Gsin N0 N1", ["1"], DSLSyntaxError),
+        ("Equal N0 N1 Gougu N2 N3 x Get x", ["2x+1", "7", "3", "4"], InconsistentError),
+        ("Gsin N0 N1 V0 Get V0", ["3", "2"], NonRealError),
+    ],
+)
+def test_a_program_that_does_not_run_gets_no_script(
+    program: str, numbers: list[str], error: type[Exception]
+) -> None:
     with pytest.raises(error):
         to_pal(program, numbers)
 
@@ -168,7 +187,9 @@ def _structure_problems(script: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.module != "sympy":
                 problems.append(f"imports from {node.module}")
-        elif not isinstance(node, ast.Assign) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        elif not isinstance(node, ast.Assign) and not (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        ):
             problems.append(f"has a {type(node).__name__} statement")
     prints = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "print"]
     if len(prints) != 1:
@@ -186,7 +207,9 @@ def test_scripts_carry_no_solver_harness_and_stay_short() -> None:
     for record in EXAMPLES:
         script = to_pal(str(record["dedup_expression"]), _numbers(record))
         assert _structure_problems(script) == [], record["id"]
-        steps = sum(1 for token in str(record["dedup_expression"]).split() if token in OPERATORS and token != "Get")
+        steps = sum(
+            1 for token in str(record["dedup_expression"]).split() if token in OPERATORS and token != "Get"
+        )
         assert script.count(" = Eq(") == steps, record["id"]  # one equation per step
         sizes.append(len(script))
     assert max(sizes) < 1500
@@ -222,10 +245,15 @@ def test_each_written_equation_holds_exactly_when_the_residual_vanishes(name: st
     for arity in _arities(name):
         letters = "abcdefgh"[:arity]
         syms = sympy.symbols(" ".join(letters))
-        eq = eval(_equation_code(f"{name} {' '.join(letters)} Get a"), {**vars(sympy), **dict(zip(letters, syms, strict=True))})
+        eq = eval(
+            _equation_code(f"{name} {' '.join(letters)} Get a"),
+            {**vars(sympy), **dict(zip(letters, syms, strict=True))},
+        )
         free = next(k for k in range(arity) if k not in spec.trig_inverse and k not in spec.minimums)
         for _ in range(3):
-            values = [rng.uniform(3.0, 6.0) if k in spec.minimums else rng.uniform(1.5, 4.0) for k in range(arity)]
+            values = [
+                rng.uniform(3.0, 6.0) if k in spec.minimums else rng.uniform(1.5, 4.0) for k in range(arity)
+            ]
             # move one operand so that the residual vanishes: the written equation must then hold ...
             z = sympy.Symbol("z")
             residual = spec.residual([z if k == free else v for k, v in enumerate(values)], SYMPY_MATH)
@@ -251,7 +279,9 @@ def test_scripts_agree_with_the_executor(record: dict[str, object]) -> None:
 def test_a_script_runs_standalone_with_only_sympy(tmp_path: Path) -> None:
     path = tmp_path / "script.py"
     path.write_text(to_pal(*README_PROGRAM))
-    done = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout == "6.000\n" and done.stderr == ""
 
 
@@ -260,5 +290,7 @@ def test_a_script_runs_standalone_with_only_sympy(tmp_path: Path) -> None:
 def test_scripts_run_standalone(record: dict[str, object], tmp_path: Path) -> None:
     path = tmp_path / "script.py"
     path.write_text(to_pal(str(record["dedup_expression"]), _numbers(record)))
-    done = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.strip() == record["answer"]

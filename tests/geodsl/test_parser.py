@@ -39,12 +39,18 @@ def test_accepts_constants_outside_the_vocabulary() -> None:
         pytest.param("", 0, 0, ["empty"], id="empty"),
         pytest.param("   ", 0, 0, ["empty"], id="blank"),
         pytest.param("N0 Get N0", 0, 0, ["start with an operator", "'N0'"], id="token-before-operator"),
-        pytest.param("Gsin N0 N1 V0 Gets V0", 4, 14, ["unknown operator", "'Gets'", "'Get'"], id="unknown-operator"),
+        pytest.param(
+            "Gsin N0 N1 V0 Gets V0", 4, 14, ["unknown operator", "'Gets'", "'Get'"], id="unknown-operator"
+        ),
         pytest.param("Foo N0", 0, 0, ["unknown operator", "'Foo'"], id="unknown-first-operator"),
         pytest.param("Equal N0 N1 N2 Get N0", 0, 0, ["Equal", "exactly 2", "got 3"], id="arity-too-many"),
         pytest.param("Get N0 Sum N0 V0", 2, 7, ["Sum", "3 or more", "got 2"], id="arity-too-few"),
-        pytest.param("Circle_R_Area N0 Get N0", 0, 0, ["Circle_R_Area", "2 or 3", "got 1"], id="circle-area-arity"),
-        pytest.param("Proportion N0 N1 N2 N3 C2 C2 Get N0", 0, 0, ["4 or 5", "got 6"], id="proportion-extras"),
+        pytest.param(
+            "Circle_R_Area N0 Get N0", 0, 0, ["Circle_R_Area", "2 or 3", "got 1"], id="circle-area-arity"
+        ),
+        pytest.param(
+            "Proportion N0 N1 N2 N3 C2 C2 Get N0", 0, 0, ["4 or 5", "got 6"], id="proportion-extras"
+        ),
         pytest.param("Get", 0, 0, ["Get", "exactly 1", "got 0"], id="get-without-operand"),
         pytest.param("Equal N0 Nx", 2, 9, ["malformed operand", "'Nx'"], id="bad-n"),
         pytest.param("Equal N0 N01", 2, 9, ["malformed operand", "'N01'"], id="leading-zero"),
@@ -122,7 +128,10 @@ def test_examples_round_trip_and_match_the_reference_normal_form(record: dict[st
 def test_canonicalize_preserves_the_answer(record: dict[str, object]) -> None:
     numbers = [str(v) for v in record["var_values"]]  # type: ignore[union-attr]
     program = parse_program(str(record["dedup_expression"]))
-    assert geodsl.execute(canonicalize(program), numbers).answer_text == geodsl.execute(program, numbers).answer_text
+    assert (
+        geodsl.execute(canonicalize(program), numbers).answer_text
+        == geodsl.execute(program, numbers).answer_text
+    )
 
 
 @pytest.mark.parametrize(

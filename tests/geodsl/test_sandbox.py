@@ -89,7 +89,9 @@ def test_empty_batch_returns_no_results(sandbox: Sandbox) -> None:
 
 
 def test_scratch_directory_is_usable_and_removed_afterwards(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import os, tempfile
         with open('notes.txt', 'w') as f:
             f.write('12.5')
@@ -97,7 +99,8 @@ def test_scratch_directory_is_usable_and_removed_afterwards(sandbox: Sandbox) ->
             g.write('x')
         print(os.getcwd())
         print(open('notes.txt').read())
-    """)
+    """,
+    )
     assert result.error is None
     assert result.answer == 12.5
     scratch = Path(result.stdout.splitlines()[0])
@@ -105,12 +108,15 @@ def test_scratch_directory_is_usable_and_removed_afterwards(sandbox: Sandbox) ->
 
 
 def test_output_written_to_fd_1_is_captured_in_order(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import os
         print(1)
         os.write(1, b'2\\n')
         print(3)
-    """)
+    """,
+    )
     assert result.stdout == "1\n2\n3\n"
     assert result.answer == 3.0
 
@@ -130,9 +136,11 @@ def test_cannot_write_outside_the_sandbox(sandbox: Sandbox, tmp_path: Path) -> N
     result = run(sandbox, f"open({str(target)!r}, 'w').write('pwned')\nprint(1)")
     assert result.error is not None and result.error.startswith("blocked: write outside the sandbox")
     assert not target.exists()
-    for script in (f"import os\nos.open({str(target)!r}, os.O_WRONLY | os.O_CREAT)",
-                   f"import os\nos.mkdir({str(tmp_path / 'dir')!r})",
-                   f"import os\nos.symlink('/etc/passwd', {str(tmp_path / 'link')!r})"):
+    for script in (
+        f"import os\nos.open({str(target)!r}, os.O_WRONLY | os.O_CREAT)",
+        f"import os\nos.mkdir({str(tmp_path / 'dir')!r})",
+        f"import os\nos.symlink('/etc/passwd', {str(tmp_path / 'link')!r})",
+    ):
         assert (run(sandbox, script).error or "").startswith("blocked:")
     assert list(tmp_path.iterdir()) == []
     assert_healthy(sandbox)
@@ -145,25 +153,31 @@ def test_native_file_writers_are_confined(sandbox: Sandbox, tmp_path: Path) -> N
     history = run(sandbox, f"import readline\nreadline.write_history_file({str(tmp_path / 'history')!r})")
     assert history.error == "blocked: native file access (import readline)"
     assert list(tmp_path.iterdir()) == []
-    inside = run(sandbox, """
+    inside = run(
+        sandbox,
+        """
         import sqlite3
         for target in (':memory:', 'local.db'):
             db = sqlite3.connect(target)
             db.execute('create table t(x)')
             db.execute('insert into t values (2.5)')
             print(db.execute('select x * 2 from t').fetchone()[0])
-    """)
+    """,
+    )
     assert inside.error is None and inside.stdout.split() == ["5.0", "5.0"]
 
 
 def test_swallowed_violation_is_still_reported(sandbox: Sandbox, tmp_path: Path) -> None:
-    result = run(sandbox, f"""
+    result = run(
+        sandbox,
+        f"""
         try:
-            open({str(tmp_path / 'x')!r}, 'w')
+            open({str(tmp_path / "x")!r}, 'w')
         except BaseException:
             pass
         print(5)
-    """)
+    """,
+    )
     assert result.answer == 5.0
     assert result.error is not None and result.error.startswith("blocked: write outside the sandbox")
 
@@ -181,10 +195,13 @@ def test_environment_of_the_host_is_not_visible(sandbox: Sandbox) -> None:
 
 
 def test_cannot_open_a_socket(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import socket
         s = socket.create_connection(('127.0.0.1', 80), timeout=1)
-    """)
+    """,
+    )
     assert result.error is not None and result.error.startswith("blocked: network")
     assert_healthy(sandbox)
 
@@ -203,8 +220,18 @@ def test_cannot_open_a_socket(sandbox: Sandbox) -> None:
         ("import ctypes\nctypes.CDLL(None).fork()", "ctypes"),
         ("import resource\nresource.setrlimit(resource.RLIMIT_CPU, (100, 100))", "resource limits"),
     ],
-    ids=["subprocess", "os.system", "exec", "posix_spawn", "fork_exec", "fork", "multiprocessing", "kill",
-         "ctypes", "setrlimit"],
+    ids=[
+        "subprocess",
+        "os.system",
+        "exec",
+        "posix_spawn",
+        "fork_exec",
+        "fork",
+        "multiprocessing",
+        "kill",
+        "ctypes",
+        "setrlimit",
+    ],
 )
 def test_cannot_spawn_processes_or_escape(sandbox: Sandbox, script: str, category: str) -> None:
     result = run(sandbox, script)
@@ -214,14 +241,17 @@ def test_cannot_spawn_processes_or_escape(sandbox: Sandbox, script: str, categor
 
 
 def test_fork_bomb_fails_fast(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import os
         while True:
             try:
                 os.fork()
             except Exception:
                 pass
-    """)
+    """,
+    )
     assert result.error is not None and result.error.startswith("blocked: fork")
     assert_healthy(sandbox)
 
@@ -261,14 +291,17 @@ def test_sys_exit_before_printing_has_no_answer(sandbox: Sandbox) -> None:
 
 
 def test_monkey_patching_cannot_fake_an_answer_or_hide_an_error(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import builtins, json, os, sys
         builtins.float = lambda *args: 42.0
         json.dumps = lambda *args, **kwargs: '{"finished": true, "error": null}'
         os.write = lambda fd, data: len(data)
         print(7)
         raise ValueError('real failure')
-    """)
+    """,
+    )
     assert result.error == "ValueError: real failure"
     assert result.answer == 7.0
 
@@ -280,12 +313,15 @@ def test_output_that_bypasses_fd_1_is_not_an_answer(sandbox: Sandbox) -> None:
 
 
 def test_forged_status_record_does_not_turn_a_crash_into_success(sandbox: Sandbox) -> None:
-    result = run(sandbox, """
+    result = run(
+        sandbox,
+        """
         import os
         os.write(3, b'{"finished": true, "error": null}')
         print(9)
         raise RuntimeError('boom')
-    """)
+    """,
+    )
     assert result.error is not None
     assert result.error.startswith("script exited without finishing")
 
@@ -313,8 +349,14 @@ def test_deep_recursion_fails_cleanly(sandbox: Sandbox) -> None:
 
 
 def test_hostile_scripts_in_one_batch_do_not_stall_the_pool(sandbox: Sandbox) -> None:
-    scripts = ["while True:\n    pass", SIMPLE_SCRIPT, "import time\ntime.sleep(60)", SIMPLE_SCRIPT,
-               "import os\nos._exit(1)", SIMPLE_SCRIPT]
+    scripts = [
+        "while True:\n    pass",
+        SIMPLE_SCRIPT,
+        "import time\ntime.sleep(60)",
+        SIMPLE_SCRIPT,
+        "import os\nos._exit(1)",
+        SIMPLE_SCRIPT,
+    ]
     results = sandbox.run(scripts, limits=SandboxLimits(wall_seconds=1.5, cpu_seconds=1.0))
     assert [r.answer for r in results[1::2]] == [1.75, 1.75, 1.75]
     assert all(r.error is not None for r in results[0::2])
@@ -441,6 +483,7 @@ def test_seccomp_filter_refuses_native_process_creation_sockets_and_signals(sand
     import subprocess
 
     assert sandbox.features["seccomp"] is True
-    probe = subprocess.run([sys.executable, "-c", SECCOMP_PROBE], capture_output=True, text=True, timeout=60,
-                           check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", SECCOMP_PROBE], capture_output=True, text=True, timeout=60, check=True
+    )
     assert probe.stdout.split() == ["fork=EPERM", "socket=EPERM", "exec=EPERM", "kill=EPERM", "thread=ran"]

@@ -44,8 +44,12 @@ def test_rationale_comments_turn_translator_output_into_cot_pal() -> None:
     geodsl = pytest.importorskip("geodsl")
     script = geodsl.to_pal("Sum N0 N2 V0 Geo_Mean N0 V0 N1 Get x", ["x", "\\sqrt{174}", "3x+5"])
     lines = script.splitlines()
-    first_equation = next(i for i, line in enumerate(lines) if "Eq(" in line and not line.lstrip().startswith(("#", "from")))
-    lines.insert(first_equation, "# Tangent-secant theorem: the tangent squared is the outside part times the secant")
+    first_equation = next(
+        i for i, line in enumerate(lines) if "Eq(" in line and not line.lstrip().startswith(("#", "from"))
+    )
+    lines.insert(
+        first_equation, "# Tangent-secant theorem: the tangent squared is the outside part times the secant"
+    )
     assert detect_format("\n".join(lines)) == "cot_pal"
 
 
@@ -68,15 +72,19 @@ def test_extract_program_from_bare_programs() -> None:
 
 
 def test_extract_program_from_numbered_steps_without_markers() -> None:
-    text = ("1. First, the two angles are supplementary: Sum N0 V0 C180\n"
-            "2. Then the base angles of the isosceles triangle: Iso_Tri_Ang V0 V1\n"
-            "3. Finally, Get V1.")
+    text = (
+        "1. First, the two angles are supplementary: Sum N0 V0 C180\n"
+        "2. Then the base angles of the isosceles triangle: Iso_Tri_Ang V0 V1\n"
+        "3. Finally, Get V1."
+    )
     assert extract_program(text) == "Sum N0 V0 C180 Iso_Tri_Ang V0 V1 Get V1"
 
 
 def test_extract_program_prefers_a_restated_full_program() -> None:
-    text = ("We use Gougu N1 N4 N3 on the right triangle.\n"
-            "Putting it together: Geo_Mean N0 N1 N4 Gougu N1 N4 N3 Get y")
+    text = (
+        "We use Gougu N1 N4 N3 on the right triangle.\n"
+        "Putting it together: Geo_Mean N0 N1 N4 Gougu N1 N4 N3 Get y"
+    )
     assert extract_program(text) == "Geo_Mean N0 N1 N4 Gougu N1 N4 N3 Get y"
 
 
@@ -99,8 +107,10 @@ def test_extract_script_from_bare_code_with_trailing_prose() -> None:
 
 
 def test_extract_script_takes_the_last_printing_block() -> None:
-    text = ("```python\nx = 1\nprint(x)\n```\nWait, that is wrong. Corrected:\n"
-            "```python\nimport math\nprint(math.pi)\n```\n```text\n3.14159\n```")
+    text = (
+        "```python\nx = 1\nprint(x)\n```\nWait, that is wrong. Corrected:\n"
+        "```python\nimport math\nprint(math.pi)\n```\n```text\n3.14159\n```"
+    )
     assert extract_script(text) == "import math\nprint(math.pi)"
 
 

@@ -46,17 +46,31 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": "not found"})
                 return
             content = body["messages"][-1]["content"]
-            text = content if isinstance(content, str) else "".join(
-                p.get("text", "") for p in content if p.get("type") == "text")
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(p.get("text", "") for p in content if p.get("type") == "text")
+            )
             with fake.lock:
                 fake.prompts.append(text)
             answer = fake.reply(text)
-            self._send(200, {
-                "id": "x", "object": "chat.completion", "model": body["model"],
-                "choices": [{"index": i, "message": {"role": "assistant", "content": answer},
-                             "finish_reason": "stop"} for i in range(body["n"])],
-                "usage": {"completion_tokens": len(answer.split())},
-            })
+            self._send(
+                200,
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": i,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": "stop",
+                        }
+                        for i in range(body["n"])
+                    ],
+                    "usage": {"completion_tokens": len(answer.split())},
+                },
+            )
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()

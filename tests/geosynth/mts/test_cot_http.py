@@ -21,15 +21,18 @@ from geosynth.mts import LLMConfig, MTSConfig, MTSLLMError, PromptName, PromptTe
 if TYPE_CHECKING:
     from .conftest import FakeOpenAI
 
+
 def _questions(dataset: Path) -> dict[str, str]:
     records = json.loads(dataset.read_text())
-    return {k: " ".join(records[k]["text"].split()) for k in ("prob_13", "prob_27", "prob_159", "prob_494",
-                                                                   "prob_738", "prob_1742")}
+    return {
+        k: " ".join(records[k]["text"].split())
+        for k in ("prob_13", "prob_27", "prob_159", "prob_494", "prob_738", "prob_1742")
+    }
 
 
 def _between(text: str, start: str, end: str) -> str:
     i = text.index(start) + len(start)
-    return text[i:text.index(end, i)]
+    return text[i : text.index(end, i)]
 
 
 _EQUATION = re.compile(r"^(eq\d+ = Eq\()", re.M)
@@ -83,8 +86,13 @@ class Model:
         pid = self.problem(prompt)
         if "## Program\n`" in prompt:
             return self.cot_program(pid, _between(prompt, "## Program\n`", "`\n"))
-        reference = _between(prompt, "## Reference PAL script\n```python\n" if "Reference PAL" in prompt
-                             else "## PAL script\n```python\n", "\n```")
+        reference = _between(
+            prompt,
+            "## Reference PAL script\n```python\n"
+            if "Reference PAL" in prompt
+            else "## PAL script\n```python\n",
+            "\n```",
+        )
         self.passes[pid] += 1
         plan = PLAN.get(pid, [])
         k = self.passes[pid] - 1
@@ -98,21 +106,28 @@ class Model:
         at = 0
         for n, step in enumerate(steps, start=1):
             width = 1 + len(step.operands)
-            text = " ".join(tokens[at:at + width])
+            text = " ".join(tokens[at : at + width])
             at += width
             if pid == "prob_27" and n == 1:
                 text = text.replace(text.split()[1], "7", 1)  # a misquoted operand
-            lines.append(f"{n}. **Step {n}.** The {step.op} relation holds in this figure.\n   **Op:** `{text}`")
+            lines.append(
+                f"{n}. **Step {n}.** The {step.op} relation holds in this figure.\n   **Op:** `{text}`"
+            )
         return "\n".join(lines) + f"\nFinal program: {program if pid != 'prob_27' else 'omitted'}"
 
 
 @pytest.fixture
-def llm_run(tmp_path: Path, mini_dataset: Path,
-            fake_openai: Callable[[Callable[[str], str]], FakeOpenAI]) -> tuple[FakeOpenAI, Model, MTSConfig, Path]:
+def llm_run(
+    tmp_path: Path, mini_dataset: Path, fake_openai: Callable[[Callable[[str], str]], FakeOpenAI]
+) -> tuple[FakeOpenAI, Model, MTSConfig, Path]:
     model = Model(_questions(mini_dataset))
     server = fake_openai(model)
-    config = MTSConfig(jobs=2, shard_size=4, mixtures=False,
-                       llm=LLMConfig(model="teacher", base_url=server.base_url, max_retries=0, timeout=30))
+    config = MTSConfig(
+        jobs=2,
+        shard_size=4,
+        mixtures=False,
+        llm=LLMConfig(model="teacher", base_url=server.base_url, max_retries=0, timeout=30),
+    )
     return server, model, config, tmp_path / "out"
 
 
@@ -121,13 +136,19 @@ def _rows(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_cot_stages_verify_repair_and_give_up_after_three_passes(
-        llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path) -> None:
+    llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path
+) -> None:
     server, _, config, out = llm_run
     run = run_mts(mini_dataset, out, config)
     assert not run.cot_skipped
     cot_pal = _rows(out / "traces" / "cot_pal.jsonl")
     assert {k: v["passes"] for k, v in cot_pal.items()} == {
-        "prob_13": 1, "prob_27": 2, "prob_494": 3, "prob_738": 1, "prob_1742": 1}
+        "prob_13": 1,
+        "prob_27": 2,
+        "prob_494": 3,
+        "prob_738": 1,
+        "prob_1742": 1,
+    }
     assert "# By the theorem" in cot_pal["prob_27"]["text"]
     assert cot_pal["prob_13"]["answer"] == pytest.approx(25.0)
     drops = _rows(out / "drops.jsonl")
@@ -136,8 +157,15 @@ def test_cot_stages_verify_repair_and_give_up_after_three_passes(
     assert drops["prob_27"]["reason"] == "cot_program_mismatch"
     assert "token 2" in drops["prob_27"]["detail"]
     cot_program = _rows(out / "traces" / "cot_program.jsonl")
-    assert set(cot_program) == {"prob_13", "prob_159", "prob_494", "prob_738", "prob_1742",
-                                "syn_contradiction", "syn_mismatch"}
+    assert set(cot_program) == {
+        "prob_13",
+        "prob_159",
+        "prob_494",
+        "prob_738",
+        "prob_1742",
+        "syn_contradiction",
+        "syn_mismatch",
+    }
     assert "**Op:**" in cot_program["prob_13"]["text"]
     stats = run.stats
     assert stats.cot_pal_by_pass == {"1": 3, "2": 1, "3": 1}
@@ -151,7 +179,9 @@ def test_cot_stages_verify_repair_and_give_up_after_three_passes(
     assert sum("## Program\n`" in p for p in server.prompts) == 8  # one CoT-Program call per usable problem
 
 
-def test_a_rerun_costs_no_request(llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path) -> None:
+def test_a_rerun_costs_no_request(
+    llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path
+) -> None:
     server, _, config, out = llm_run
     run_mts(mini_dataset, out, config)
     calls = server.calls
@@ -165,8 +195,11 @@ def test_a_rerun_costs_no_request(llm_run: tuple[FakeOpenAI, Model, MTSConfig, P
 
 
 def test_a_dead_server_stops_the_run_and_keeps_finished_work(tmp_path: Path, mini_dataset: Path) -> None:
-    config = MTSConfig(shard_size=4, mixtures=False,
-                       llm=LLMConfig(model="teacher", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=5))
+    config = MTSConfig(
+        shard_size=4,
+        mixtures=False,
+        llm=LLMConfig(model="teacher", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=5),
+    )
     with pytest.raises(MTSLLMError, match="teacher"):
         run_mts(mini_dataset, tmp_path / "out", config)
     assert len(list((tmp_path / "out" / "work" / "verify").glob("*.jsonl"))) == 1
@@ -177,7 +210,8 @@ class _Stop(Exception):
 
 
 def test_an_interrupted_cot_stage_resumes_from_its_finished_shards(
-        llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path) -> None:
+    llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path
+) -> None:
     server, model, config, out = llm_run
 
     def stop(stage: str, index: int) -> None:
@@ -195,8 +229,8 @@ def test_an_interrupted_cot_stage_resumes_from_its_finished_shards(
 
 
 def test_a_new_prompt_version_recomputes_only_the_stage_that_uses_it(
-        llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_run: tuple[FakeOpenAI, Model, MTSConfig, Path], mini_dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server, _, config, out = llm_run
     run_mts(mini_dataset, out, config)
     calls = server.calls

@@ -24,7 +24,9 @@ run_mts(Path(sys.argv[1]), Path(sys.argv[2]), MTSConfig(jobs=1, shard_size=1, mi
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX process groups")
 def test_sigkill_midway_then_rerun(tmp_path: Path, mini_dataset: Path) -> None:
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(mini_dataset), str(out)], start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(mini_dataset), str(out)], start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if len(list((out / "work" / "verify").glob("*.jsonl"))) >= 2:

@@ -11,8 +11,9 @@ from geosynth.mts import MTSConfig, run_mts
 
 
 @pytest.mark.slow
-def test_a_qwen_vl_processor_renders_pa_records_and_the_spans_map_to_tokens(tmp_path: Path,
-                                                                         mini_dataset: Path) -> None:
+def test_a_qwen_vl_processor_renders_pa_records_and_the_spans_map_to_tokens(
+    tmp_path: Path, mini_dataset: Path
+) -> None:
     testing = pytest.importorskip("geotts.testing")
     pytest.importorskip("transformers")
     pytest.importorskip("torch")
@@ -31,8 +32,8 @@ def test_a_qwen_vl_processor_renders_pa_records_and_the_spans_map_to_tokens(tmp_
     perception = [i for i, (a, _) in enumerate(enc["offset_mapping"]) if a < start]
     reasoning = [i for i, (a, _) in enumerate(enc["offset_mapping"]) if a >= start]
     assert perception and reasoning and perception[-1] + 1 == reasoning[0]
-    assert processor.tokenizer.decode(enc["input_ids"][reasoning[0]:]).startswith("Solution:")
-    assert processor.tokenizer.decode(enc["input_ids"][:reasoning[0]]).startswith("Diagram relations:")
+    assert processor.tokenizer.decode(enc["input_ids"][reasoning[0] :]).startswith("Solution:")
+    assert processor.tokenizer.decode(enc["input_ids"][: reasoning[0]]).startswith("Diagram relations:")
 
 
 @pytest.mark.slow

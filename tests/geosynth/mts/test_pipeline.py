@@ -28,8 +28,11 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 def _digest(out: Path) -> dict[str, str]:
     """Hashes of every data file (timings.json holds wall-clock figures and is excluded by design)."""
-    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file() and p.name != "timings.json"}
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != "timings.json"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +123,9 @@ def test_mixtures_match_sizes_and_token_budgets(finished: Path) -> None:
 def test_runs_are_byte_for_byte_repeatable(finished: Path, tmp_path: Path, mini_dataset: Path) -> None:
     again = tmp_path / "again"
     run_mts(mini_dataset, again, MTSConfig(jobs=1, shard_size=3))
-    assert _digest(again).keys() - {k for k in _digest(again) if k.startswith("work/")} == \
-        _digest(finished).keys() - {k for k in _digest(finished) if k.startswith("work/")}
+    assert _digest(again).keys() - {k for k in _digest(again) if k.startswith("work/")} == _digest(
+        finished
+    ).keys() - {k for k in _digest(finished) if k.startswith("work/")}
     assert _digest(again) == _digest(finished)
 
 
@@ -143,7 +147,9 @@ def test_an_interrupted_run_resumes_without_redoing_work(tmp_path: Path, mini_da
     assert not (out / "manifest.json").exists()  # nothing half-published
     assert not list(out.rglob("*.tmp"))
     recomputed: list[tuple[str, int]] = []
-    run = run_mts(mini_dataset, out, MTSConfig(shard_size=3), after_shard=lambda s, i: recomputed.append((s, i)))
+    run = run_mts(
+        mini_dataset, out, MTSConfig(shard_size=3), after_shard=lambda s, i: recomputed.append((s, i))
+    )
     assert ("verify", 0) not in recomputed and ("verify", 1) not in recomputed
     assert ("verify", 2) in recomputed
     assert run.reused["verify"] == 2 and run.computed["verify"] == 1
@@ -152,8 +158,9 @@ def test_an_interrupted_run_resumes_without_redoing_work(tmp_path: Path, mini_da
     assert again.stats == run.stats
 
 
-def test_changing_a_result_relevant_setting_recomputes_only_what_depends_on_it(tmp_path: Path,
-                                                                                mini_dataset: Path) -> None:
+def test_changing_a_result_relevant_setting_recomputes_only_what_depends_on_it(
+    tmp_path: Path, mini_dataset: Path
+) -> None:
     out = tmp_path / "out"
     run_mts(mini_dataset, out, MTSConfig(shard_size=6, mixtures=False))
     run = run_mts(mini_dataset, out, MTSConfig(shard_size=6, mixtures=False, rel_tol=1e-2))
@@ -167,7 +174,9 @@ def test_images_are_copied_next_to_the_records(tmp_path: Path, mini_dataset: Pat
     images.mkdir()
     image.new("RGB", (8, 8), "white").save(images / "img_3909.png")
     run = run_mts(mini_dataset, tmp_path / "out", MTSConfig(images_dir=images, mixtures=False))
-    assert (tmp_path / "out" / "pa" / "images" / "img_3909.png").read_bytes() == (images / "img_3909.png").read_bytes()
+    assert (tmp_path / "out" / "pa" / "images" / "img_3909.png").read_bytes() == (
+        images / "img_3909.png"
+    ).read_bytes()
     assert run.images_missing == 7  # the other diagrams are not in the folder, and the run says so
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["images"]["copied"] == 1 and "img_423.png" in manifest["images"]["missing"]
@@ -185,7 +194,9 @@ def test_pa_records_load_with_hugging_face_datasets(finished: Path) -> None:
 def test_jsonl_input_and_unreadable_files(tmp_path: Path, mini_dataset: Path) -> None:
     records = json.loads(mini_dataset.read_text())
     lines = tmp_path / "mini.jsonl"
-    lines.write_text("".join(json.dumps({"id": k, **v}) + "\n" for k, v in list(records.items())[:2]) + "{oops\n")
+    lines.write_text(
+        "".join(json.dumps({"id": k, **v}) + "\n" for k, v in list(records.items())[:2]) + "{oops\n"
+    )
     run = run_mts(lines, tmp_path / "out", MTSConfig(mixtures=False))
     assert run.stats.traces["pal"] == 2 and run.stats.drops == {"malformed_record": 1}
     with pytest.raises(MTSInputError, match="cannot read dataset"):

@@ -31,8 +31,9 @@ def ray() -> Iterator[Any]:
 
 
 @pytest.mark.skipif(HAS_RAY, reason="ray is installed")
-def test_without_ray_installed_the_option_fails_with_the_install_command(tmp_path: Path,
-                                                                         mini_dataset: Path) -> None:
+def test_without_ray_installed_the_option_fails_with_the_install_command(
+    tmp_path: Path, mini_dataset: Path
+) -> None:
     with pytest.raises(MTSConfigError, match="pip install"):
         run_mts(mini_dataset, tmp_path / "out", MTSConfig(use_ray=True))
 
@@ -51,7 +52,8 @@ def test_ray_and_local_runs_write_the_same_files(tmp_path: Path, mini_dataset: P
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="ray is not installed")
 def test_actors_that_do_not_start_in_time_stop_the_run_with_a_clear_error(
-        tmp_path: Path, mini_dataset: Path, ray: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, mini_dataset: Path, ray: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("geosynth.mts._runner.RAY_START_SECONDS", 0.001)
     with pytest.raises(MTSWorkerError, match="did not start within"):
         run_mts(mini_dataset, tmp_path / "out", MTSConfig(jobs=2, mixtures=False, use_ray=True))
@@ -65,21 +67,30 @@ def _teacher(prompt: str) -> str:
         steps = geodsl.parse_instantiated(program).program.steps
         tokens, at, lines = program.split(), 0, []
         for n, step in enumerate(steps, start=1):
-            lines.append(f"{n}. **Step {n}.** The {step.op} relation holds here.\n   **Op:** "
-                         f"`{' '.join(tokens[at:at + 1 + len(step.operands)])}`")
+            lines.append(
+                f"{n}. **Step {n}.** The {step.op} relation holds here.\n   **Op:** "
+                f"`{' '.join(tokens[at : at + 1 + len(step.operands)])}`"
+            )
             at += 1 + len(step.operands)
         return "\n".join(lines) + f"\nFinal program: {program}"
     script = prompt.split("## PAL script\n```python\n")[1].split("\n```")[0]
-    return "```python\n" + re.sub(r"^(eq\d+ = Eq\()", r"# By the theorem that fits this figure.\n\1", script,
-                                   flags=re.M) + "\n```"
+    return (
+        "```python\n"
+        + re.sub(r"^(eq\d+ = Eq\()", r"# By the theorem that fits this figure.\n\1", script, flags=re.M)
+        + "\n```"
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_RAY, reason="ray is not installed")
 @pytest.mark.skipif(importlib.util.find_spec("geotts") is None, reason="geotts is not installed")
 def test_llm_requests_run_as_ray_tasks_with_the_same_traces(
-        tmp_path: Path, mini_dataset: Path, ray: Any,
-        fake_openai: Callable[[Callable[[str], str]], FakeOpenAI], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    mini_dataset: Path,
+    ray: Any,
+    fake_openai: Callable[[Callable[[str], str]], FakeOpenAI],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from geosynth.mts._runner import RaySampler
 
     batches: list[int] = []

@@ -64,20 +64,30 @@ def test_equation_drift_allows_added_comments_and_blank_lines() -> None:
 
 #: Edits of a commented JOINT script, each breaking one key line, and what the drift check must say.
 KEY_LINE_EDITS: list[tuple[Callable[[str], str], str]] = [
-    (lambda s: s.replace("eq1 = Eq(x + y, 180)", "eq1 = Eq(x + y, 190)"),
-     "equation line 1 changed: expected 'eq1 = Eq(x + y, 180)', got 'eq1 = Eq(x + y, 190)'"),
+    (
+        lambda s: s.replace("eq1 = Eq(x + y, 180)", "eq1 = Eq(x + y, 190)"),
+        "equation line 1 changed: expected 'eq1 = Eq(x + y, 180)', got 'eq1 = Eq(x + y, 190)'",
+    ),
     (lambda s: s.replace("eq2 = Eq(2 * x, y)", "eq2 = Eq(2 * x, y + 1)"), "equation line 2 changed"),
     (lambda s: s.replace("[0]\n", "[-1]\n"), "solve line 1 changed"),
-    (lambda s: s.replace("x, y = solution[x], solution[y]", "x, y = solution[y], solution[x]"),
-     "solve line 2 changed"),
+    (
+        lambda s: s.replace("x, y = solution[x], solution[y]", "x, y = solution[y], solution[x]"),
+        "solve line 2 changed",
+    ),
     (lambda s: s.replace('print(f"{float(y):.3f}")', "print(float(y) + 1)"), "print line 1 changed"),
     (lambda s: s.replace("eq2 = Eq(2 * x, y)\n", ""), "equation line 2 was removed: 'eq2 = Eq(2 * x, y)'"),
     (lambda s: s.replace("x, y = solution[x], solution[y]\n", ""), "solve line 2 was removed"),
     (lambda s: s.replace('print(f"{float(y):.3f}")\n', ""), "print line 1 was removed"),
-    (lambda s: s.replace("\nprint(", "\ny = solve(eq1, y)[0]\nprint("), "adds a solve line 'y = solve(eq1, y)[0]'"),
-    (lambda s: s.replace("eq1 = Eq(x + y, 180)\n", "").replace("eq2 = Eq(2 * x, y)\n",
-                                                              "eq2 = Eq(2 * x, y)\neq1 = Eq(x + y, 180)\n"),
-     "the key lines are reordered: equation line 1 should be 'eq1 = Eq(x + y, 180)'"),
+    (
+        lambda s: s.replace("\nprint(", "\ny = solve(eq1, y)[0]\nprint("),
+        "adds a solve line 'y = solve(eq1, y)[0]'",
+    ),
+    (
+        lambda s: s.replace("eq1 = Eq(x + y, 180)\n", "").replace(
+            "eq2 = Eq(2 * x, y)\n", "eq2 = Eq(2 * x, y)\neq1 = Eq(x + y, 180)\n"
+        ),
+        "the key lines are reordered: equation line 1 should be 'eq1 = Eq(x + y, 180)'",
+    ),
 ]
 
 
@@ -91,14 +101,18 @@ def test_equation_drift_catches_every_changed_key_line(edit: Callable[[str], str
 def test_equation_drift_reads_single_unknown_solves() -> None:
     commented = _comment_equations(PAL, "The legs squared add up to the hypotenuse squared.")
     assert equation_drift(PAL, commented) is None
-    assert "solve line 1 changed" in (equation_drift(PAL, commented.replace("pick(solve(eq1, x))",
-                                                                            "solve(eq1, x)[0]")) or "")
+    assert "solve line 1 changed" in (
+        equation_drift(PAL, commented.replace("pick(solve(eq1, x))", "solve(eq1, x)[0]")) or ""
+    )
     assert "equation line 1 changed" in (equation_drift(PAL, commented.replace("4**2", "5**2")) or "")
 
 
 def test_a_rewrite_without_rationales_is_not_a_cot_pal_trace() -> None:
     assert "no rationale" in (rationale_missing(PAL) or "")  # the translator's own step comments do not count
-    assert rationale_missing(_comment_equations(PAL, "The legs squared add up to the hypotenuse squared.")) is None
+    assert (
+        rationale_missing(_comment_equations(PAL, "The legs squared add up to the hypotenuse squared."))
+        is None
+    )
 
 
 def test_scripts_with_more_equations_and_trigonometry_run_first() -> None:
@@ -109,14 +123,23 @@ def test_scripts_with_more_equations_and_trigonometry_run_first() -> None:
     assert _expected_cost(trig) == 3  # one equation, with a sine
 
 
-@pytest.mark.parametrize(("reply", "problem"), [
-    ("1. **A**\n**Op:** `Gougu 3 4 x`\n2. **B**\n**Op:** `Get x`\nFinal program: Gougu 3 4 x Get x", None),
-    ("1. A. Op: Gougu 3 4 x\n2. B. Op: Get x", None),
-    ("1. A. Op: Gougu 4 3 x\n2. B. Op: Get x", "token 2: expected '3', got '4'"),
-    ("1. A. Op: Gougu 3 4 x\n2. B. Op: Get x\nFinal program: Gougu 3 4 x", "final program line have 4 tokens"),
-    ("1. A. Op: Gougu 3 4 x", "have 4 tokens, the program 6"),
-    ("The answer is 5.", "no 'Op:' lines"),
-])
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        (
+            "1. **A**\n**Op:** `Gougu 3 4 x`\n2. **B**\n**Op:** `Get x`\nFinal program: Gougu 3 4 x Get x",
+            None,
+        ),
+        ("1. A. Op: Gougu 3 4 x\n2. B. Op: Get x", None),
+        ("1. A. Op: Gougu 4 3 x\n2. B. Op: Get x", "token 2: expected '3', got '4'"),
+        (
+            "1. A. Op: Gougu 3 4 x\n2. B. Op: Get x\nFinal program: Gougu 3 4 x",
+            "final program line have 4 tokens",
+        ),
+        ("1. A. Op: Gougu 3 4 x", "have 4 tokens, the program 6"),
+        ("The answer is 5.", "no 'Op:' lines"),
+    ],
+)
 def test_program_mismatch_checks_every_token(reply: str, problem: str | None) -> None:
     why = program_mismatch("Gougu 3 4 x Get x", reply)
     assert why is None if problem is None else problem in (why or "")
@@ -141,9 +164,14 @@ def test_prompts_are_versioned_package_data_with_the_expected_fields() -> None:
 
 
 def test_rendering_keeps_latex_braces_and_rejects_missing_fields() -> None:
-    text = template("cot_program").render({"question": "Find \\angle{ABC}.", "clauses": "- AB = {x}",
-                                           "operators": format_operators(["Gougu", "Get"]),
-                                           "program": "Gougu 3 4 x Get x"})
+    text = template("cot_program").render(
+        {
+            "question": "Find \\angle{ABC}.",
+            "clauses": "- AB = {x}",
+            "operators": format_operators(["Gougu", "Get"]),
+            "program": "Gougu 3 4 x Get x",
+        }
+    )
     assert "Find \\angle{ABC}." in text and "- AB = {x}" in text and "`Gougu 3 4 x Get x`" in text
     assert "Pythagorean theorem" in text  # the operator's meaning from geodsl's registry
     assert "`Sum`" not in text  # only the operators the program uses
@@ -160,15 +188,20 @@ def test_four_distinct_trace_instructions() -> None:
 
 
 def _record(kind: str, k: int, words: int) -> dict[str, Any]:
-    return {"id": f"p{k}:{kind}", "messages": [
-        {"role": "user", "content": [{"type": "text", "text": "question"}]},
-        {"role": "assistant", "content": [{"type": "text", "text": " ".join(["w"] * words)}]}]}
+    return {
+        "id": f"p{k}:{kind}",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "question"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": " ".join(["w"] * words)}]},
+        ],
+    }
 
 
 def test_leave_one_out_mixtures_are_resampled_to_the_full_token_budget() -> None:
     sizes = {"program": 5, "pal": 40, "cot_program": 20, "cot_pal": 60}
-    records: dict[TraceType, list[dict[str, Any]]] = {t: [_record(t, k, sizes[t]) for k in range(10)]
-                                                       for t in TRACE_TYPES}
+    records: dict[TraceType, list[dict[str, Any]]] = {
+        t: [_record(t, k, sizes[t]) for k in range(10)] for t in TRACE_TYPES
+    }
     mixes = build_mixtures(records, seed=3)
     assert list(mixes) == list(MIXTURE_NAMES)
     budget = sum(record_tokens(r) for r in mixes["mts_all"])
@@ -190,7 +223,9 @@ def test_leave_one_out_mixtures_are_resampled_to_the_full_token_budget() -> None
 def test_llm_config_files(tmp_path: Path) -> None:
     good = tmp_path / "llm.yaml"
     good.write_text("model: qwen\nbase_url: http://127.0.0.1:8000/v1\ntemperature: 0.2\n")
-    assert load_llm_config(good) == LLMConfig(model="qwen", base_url="http://127.0.0.1:8000/v1", temperature=0.2)
+    assert load_llm_config(good) == LLMConfig(
+        model="qwen", base_url="http://127.0.0.1:8000/v1", temperature=0.2
+    )
     (tmp_path / "a.json").write_text(json.dumps({"model": "m"}))
     with pytest.raises(MTSConfigError, match="base_url"):
         load_llm_config(tmp_path / "a.json")

@@ -97,7 +97,12 @@ def mts(
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Sandbox workers.")] = 2,
     images: Annotated[Path | None, typer.Option("--images", help="Folder with the diagrams to copy.")] = None,
-    ray: Annotated[bool, typer.Option("--ray", help="Run verification on Ray actors and LLM requests as Ray tasks (needs ray).")] = False,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray", help="Run verification on Ray actors and LLM requests as Ray tasks (needs ray)."
+        ),
+    ] = False,
     shard_size: Annotated[
         int, typer.Option("--shard-size", min=1, help="Problems per resumable shard.")
     ] = 100,

@@ -15,8 +15,9 @@ from geodsl.errors import BindingError
 __all__ = ("execute", "execute_instantiated")
 
 
-def execute(program: Program | InstantiatedProgram | str, numbers: Sequence[str] = (), *,
-            mode: Mode = "numeric") -> Execution:
+def execute(
+    program: Program | InstantiatedProgram | str, numbers: Sequence[str] = (), *, mode: Mode = "numeric"
+) -> Execution:
     """Execute a solution program.
 
     Each non-Get step adds one equation; as soon as an equation has a single open

@@ -23,9 +23,12 @@ def bind_operand(operand: Operand, numbers: Sequence[str]) -> sympy.Expr:
     if operand.kind == "N":
         index = operand.index
         if index >= len(numbers):
-            raise BindingError(f"operand {operand.token} is out of range: the problem has {len(numbers)} "
-                               f"number{'s' if len(numbers) != 1 else ''} (N0..N{len(numbers) - 1})"
-                               if numbers else f"operand {operand.token} is out of range: the problem has no numbers")
+            raise BindingError(
+                f"operand {operand.token} is out of range: the problem has {len(numbers)} "
+                f"number{'s' if len(numbers) != 1 else ''} (N0..N{len(numbers) - 1})"
+                if numbers
+                else f"operand {operand.token} is out of range: the problem has no numbers"
+            )
         return parse_value(numbers[index])
     if operand.kind == "C":
         return sympy.Rational(operand.constant_text)
@@ -48,6 +51,8 @@ def check_bindings(program: Program, numbers: Sequence[str]) -> None:
             if target.kind == "C":
                 raise BindingError(f"step {position} (Get {target.token}): Get of a constant")
             if target.kind == "V" and target.token not in seen_v:
-                raise BindingError(f"step {position} (Get {target.token}): {target.token} is not assigned "
-                                   "by any earlier step")
+                raise BindingError(
+                    f"step {position} (Get {target.token}): {target.token} is not assigned "
+                    "by any earlier step"
+                )
         seen_v.update(o.token for o in step.operands if o.kind == "V")

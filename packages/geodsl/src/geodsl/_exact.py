@@ -143,7 +143,9 @@ def _inverse_angles(fn: str, t: sympy.Expr) -> list[sympy.Expr]:
     return [sympy.atan(t) * deg, 180 + sympy.atan(t) * deg]
 
 
-def _trig_closed_form(eq: _Equation, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]) -> list[sympy.Expr] | None:
+def _trig_closed_form(
+    eq: _Equation, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]
+) -> list[sympy.Expr] | None:
     """Angles from the registry's inversion when ``u`` is exactly one angle operand and nowhere else."""
     spec = OPERATORS[eq.step.op]
     slots = [k for k, v in enumerate(eq.operands) if u in v.free_symbols]
@@ -158,8 +160,9 @@ def _trig_closed_form(eq: _Equation, u: sympy.Symbol, env: dict[sympy.Symbol, sy
     return _inverse_angles(fn, target)
 
 
-def _solve_one(eq: _Equation, expr: sympy.Expr, u: sympy.Symbol,
-               env: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
+def _solve_one(
+    eq: _Equation, expr: sympy.Expr, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]
+) -> sympy.Expr:
     """Solve one step's equation for its only open unknown ``u`` with the root rule."""
     closed = _trig_closed_form(eq, u, env)
     if closed is not None:
@@ -178,7 +181,9 @@ def _sympy_can_solve(expr: sympy.Expr, u: sympy.Symbol) -> bool:
     return bool(trig) and not _hopeless_for_solve(expr, u) and _polynomial(masked, [u])
 
 
-def _solve_expr(expr: sympy.Expr, u: sympy.Symbol, what: str, admissible: Callable[[float], bool]) -> sympy.Expr:
+def _solve_expr(
+    expr: sympy.Expr, u: sympy.Symbol, what: str, admissible: Callable[[float], bool]
+) -> sympy.Expr:
     """Solve ``expr = 0`` for ``u``: sympy for polynomial and plain trig equations, else root finding."""
     expanded = sympy.expand(expr)
     if u not in expanded.free_symbols:
@@ -207,7 +212,9 @@ def _solve_expr(expr: sympy.Expr, u: sympy.Symbol, what: str, admissible: Callab
     return sympy.Float(choose_root(found, what), 15)
 
 
-def _linear_pick(exprs: list[sympy.Expr], remaining: list[sympy.Symbol]) -> tuple[int, sympy.Symbol, sympy.Expr] | None:
+def _linear_pick(
+    exprs: list[sympy.Expr], remaining: list[sympy.Symbol]
+) -> tuple[int, sympy.Symbol, sympy.Expr] | None:
     # V's sit last in ``remaining``: eliminate them first so the root rule lands on a letter.
     for sym in reversed(remaining):
         for i, e in enumerate(exprs):
@@ -221,8 +228,9 @@ def _linear_pick(exprs: list[sympy.Expr], remaining: list[sympy.Symbol]) -> tupl
     return None
 
 
-def _joint_by_substitution(exprs: list[sympy.Expr], syms: list[sympy.Symbol],
-                           what: str) -> dict[sympy.Symbol, sympy.Expr] | None:
+def _joint_by_substitution(
+    exprs: list[sympy.Expr], syms: list[sympy.Symbol], what: str
+) -> dict[sympy.Symbol, sympy.Expr] | None:
     """Eliminate unknowns that an equation gives linearly, solve the last one with the root rule."""
     remaining = list(syms)
     back: list[tuple[sympy.Symbol, sympy.Expr]] = []
@@ -269,8 +277,10 @@ class _Machine:
 
     def _record(self, values: dict[sympy.Symbol, sympy.Expr], steps: tuple[int, ...]) -> list[Solved]:
         self.env.update(values)
-        return [Solved(name=s.name, value=float(sympy.N(v)), exact=str(v), steps=steps)
-                for s, v in sorted(values.items(), key=lambda kv: kv[0].name)]
+        return [
+            Solved(name=s.name, value=float(sympy.N(v)), exact=str(v), steps=steps)
+            for s, v in sorted(values.items(), key=lambda kv: kv[0].name)
+        ]
 
     def _solve_single(self) -> list[Solved] | None:
         for eq in self.pending:
@@ -295,7 +305,9 @@ class _Machine:
     def _solve_joint(self) -> list[Solved] | None:
         for size in range(2, min(3, len(self.pending)) + 1):
             for group in itertools.combinations(self.pending, size):
-                syms = sorted({s for e in group for s in self.open_symbols(e)}, key=lambda s: (s.name[0] == "V", s.name))
+                syms = sorted(
+                    {s for e in group for s in self.open_symbols(e)}, key=lambda s: (s.name[0] == "V", s.name)
+                )
                 if len(syms) != size:
                     continue
                 exprs = [_subs(e.expr, self.env) for e in group]
@@ -308,12 +320,17 @@ class _Machine:
                 if not all(_polynomial(x, syms) for x in exprs):
                     continue  # sympy can take minutes on mixed trig systems; leave them pending
                 try:
-                    solutions: list[dict[sympy.Symbol, sympy.Expr]] = sympy.solve(exprs, syms, dict=True, check=False,
-                                                                                  simplify=False)
+                    solutions: list[dict[sympy.Symbol, sympy.Expr]] = sympy.solve(
+                        exprs, syms, dict=True, check=False, simplify=False
+                    )
                 except NotImplementedError:
                     continue
-                complete = [s for s in solutions if all(k in s and not s[k].free_symbols for k in syms)
-                            and all(_real_value(s[k]) is not None for k in syms)]
+                complete = [
+                    s
+                    for s in solutions
+                    if all(k in s and not s[k].free_symbols for k in syms)
+                    and all(_real_value(s[k]) is not None for k in syms)
+                ]
                 if not complete:
                     continue
                 first = _pick([s[syms[0]] for s in complete], what, None)
@@ -329,11 +346,15 @@ class _Machine:
         if not missing:
             return value
         where = f"step {index} (Get {operand.token})"
-        pending_names = {s.name for e in self.pending for s in e.expr.free_symbols if isinstance(s, sympy.Symbol)}
+        pending_names = {
+            s.name for e in self.pending for s in e.expr.free_symbols if isinstance(s, sympy.Symbol)
+        }
         stuck = [m for m in missing if m in pending_names]
         if stuck:
-            raise AmbiguousError(f"{where}: {', '.join(stuck)} not determined: the pending steps have more "
-                                 "unknowns than equations")
+            raise AmbiguousError(
+                f"{where}: {', '.join(stuck)} not determined: the pending steps have more "
+                "unknowns than equations"
+            )
         raise UnsolvableError(f"{where}: {', '.join(missing)} is never determined by the program")
 
     def open_unknowns(self) -> tuple[str, ...]:
@@ -349,8 +370,14 @@ def execute_exact(program: Program, numbers: Sequence[str]) -> Execution:
     for index, step in enumerate(program.steps):
         if step.op == "Get":
             answer = machine.get(index, step.operands[0])
-            traces.append(StepTrace(index=index, op=step.op, value=float(sympy.N(answer)),
-                                    open_unknowns=machine.open_unknowns()))
+            traces.append(
+                StepTrace(
+                    index=index,
+                    op=step.op,
+                    value=float(sympy.N(answer)),
+                    open_unknowns=machine.open_unknowns(),
+                )
+            )
             continue
         try:
             solved = machine.add(index, step)
@@ -359,11 +386,12 @@ def execute_exact(program: Program, numbers: Sequence[str]) -> Execution:
         except (ArithmeticError, ValueError, TypeError, NotImplementedError) as exc:
             # sympy signals many dead ends this way (complex comparisons, overflow, undefined values)
             raise ExecutionError(f"step {index} ({step.op}): sympy could not solve it: {exc}") from exc
-        traces.append(StepTrace(index=index, op=step.op, solved=tuple(solved), open_unknowns=machine.open_unknowns()))
+        traces.append(
+            StepTrace(index=index, op=step.op, solved=tuple(solved), open_unknowns=machine.open_unknowns())
+        )
     if answer is None:
         raise NoAnswerError("the program has no Get step, so it produces no answer")
     value = _real_value(answer)
     if value is None:
         raise NonRealError(f"the answer {answer} is not real")
-    return Execution(answer=value, exact=str(answer),
-                     mode="exact", steps=tuple(traces))
+    return Execution(answer=value, exact=str(answer), mode="exact", steps=tuple(traces))

@@ -59,7 +59,11 @@ def _compile_operand(operand: Operand, numbers: Sequence[str]) -> tuple[ValueFn,
     # Plain numbers and constants skip sympy entirely; anything else is read and compiled once.
     if operand.kind == "C":
         return _constant(float(operand.constant_text)), _NO_NAMES
-    if operand.kind == "N" and operand.index < len(numbers) and _PLAIN_NUMBER.fullmatch(numbers[operand.index]):
+    if (
+        operand.kind == "N"
+        and operand.index < len(numbers)
+        and _PLAIN_NUMBER.fullmatch(numbers[operand.index])
+    ):
         return _constant(float(numbers[operand.index])), _NO_NAMES
     if operand.is_unknown:
         name = operand.token
@@ -99,9 +103,11 @@ def _trig_roots(eq: _Equation, slot: int, name: str, local: dict[str, float]) ->
         return angles
     roots: list[float] = []
     for theta in angles:
+
         def g(x: float, theta: float = theta) -> float:
             local[name] = x
             return operand_fn(local) - theta
+
         roots.extend(solve_1d(g, eq.what))
     return roots
 
@@ -117,27 +123,38 @@ def _joint(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env) -> dict[
     try:
         return _eliminate(eqs, unknowns, env, scan=False)
     except GeoDSLError:
-        if len(unknowns) > 2:  # a scan over nested scans would cost seconds; three-way systems must be closed-form
+        if (
+            len(unknowns) > 2
+        ):  # a scan over nested scans would cost seconds; three-way systems must be closed-form
             raise
         return _eliminate(eqs, unknowns, env, scan=True)
 
 
-def _eliminate(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env, *, scan: bool) -> dict[str, float]:
+def _eliminate(
+    eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env, *, scan: bool
+) -> dict[str, float]:
     if len(unknowns) == 1:
         return {unknowns[0]: _one_unknown(eqs[0], unknowns[0], env, scan=scan)}
     last_error: GeoDSLError | None = None
     for outer in unknowns:
         inner_unknowns = [u for u in unknowns if u != outer]
         # keep the equation with the most unknowns outside, so the inner ones stay simple
-        for outer_eq in sorted((e for e in eqs if outer in e.names), key=lambda e: -len(e.names - env.keys())):
+        for outer_eq in sorted(
+            (e for e in eqs if outer in e.names), key=lambda e: -len(e.names - env.keys())
+        ):
             inner_eqs = [e for e in eqs if e is not outer_eq]
             if not all(e.names & set(inner_unknowns) for e in inner_eqs):
                 continue
             local = dict(env)
 
-            def h(x: float, outer: str = outer, outer_eq: _Equation = outer_eq,
-                  inner_eqs: list[_Equation] = inner_eqs, inner_unknowns: list[str] = inner_unknowns,
-                  local: dict[str, float] = local) -> float:
+            def h(
+                x: float,
+                outer: str = outer,
+                outer_eq: _Equation = outer_eq,
+                inner_eqs: list[_Equation] = inner_eqs,
+                inner_unknowns: list[str] = inner_unknowns,
+                local: dict[str, float] = local,
+            ) -> float:
                 local[outer] = x
                 try:
                     inner = _eliminate(inner_eqs, inner_unknowns, local, scan=False)
@@ -151,8 +168,9 @@ def _eliminate(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env, *, s
                 return {outer: x, **_eliminate(inner_eqs, inner_unknowns, local, scan=False)}
             except GeoDSLError as exc:
                 last_error = exc
-    raise AmbiguousError(f"cannot solve steps {[e.index for e in eqs]} jointly for {', '.join(unknowns)}") \
-        from last_error
+    raise AmbiguousError(
+        f"cannot solve steps {[e.index for e in eqs]} jointly for {', '.join(unknowns)}"
+    ) from last_error
 
 
 def _elimination_order(name: str) -> tuple[bool, str]:
@@ -186,7 +204,7 @@ class _Machine:
     def _check_known(self, eq: _Equation) -> None:
         values = eq.values(self.env)
         scale = max([1.0, *(abs(v) for v in values)])
-        if abs(eq.residual(self.env)) > 1e-6 * scale ** 3:
+        if abs(eq.residual(self.env)) > 1e-6 * scale**3:
             raise InconsistentError(f"{eq.what} contradicts the values already known")
 
     def _solve_single(self) -> list[Solved] | None:
@@ -241,8 +259,10 @@ class _Machine:
         where = f"step {index} (Get {operand.token})"
         stuck = [m for m in missing if any(m in e.names for e in self.pending)]
         if stuck:
-            raise AmbiguousError(f"{where}: {', '.join(stuck)} not determined: the pending steps have more "
-                                 "unknowns than equations")
+            raise AmbiguousError(
+                f"{where}: {', '.join(stuck)} not determined: the pending steps have more "
+                "unknowns than equations"
+            )
         raise UnsolvableError(f"{where}: {', '.join(missing)} is never determined by the program")
 
     def open_unknowns(self) -> tuple[str, ...]:
@@ -258,7 +278,9 @@ def execute_numeric(program: Program, numbers: Sequence[str]) -> Execution:
     for index, step in enumerate(program.steps):
         if step.op == "Get":
             answer = machine.get(index, step.operands[0])
-            traces.append(StepTrace(index=index, op=step.op, value=answer, open_unknowns=machine.open_unknowns()))
+            traces.append(
+                StepTrace(index=index, op=step.op, value=answer, open_unknowns=machine.open_unknowns())
+            )
             continue
         try:
             solved = machine.add(index, step)
@@ -266,7 +288,9 @@ def execute_numeric(program: Program, numbers: Sequence[str]) -> Execution:
             raise
         except (OverflowError, ValueError, ZeroDivisionError) as exc:
             raise ExecutionError(f"step {index} ({step.op}): arithmetic failure: {exc}") from exc
-        traces.append(StepTrace(index=index, op=step.op, solved=tuple(solved), open_unknowns=machine.open_unknowns()))
+        traces.append(
+            StepTrace(index=index, op=step.op, solved=tuple(solved), open_unknowns=machine.open_unknowns())
+        )
     if answer is None:
         raise NoAnswerError("the program has no Get step, so it produces no answer")
     return Execution(answer=answer, mode="numeric", steps=tuple(traces))

@@ -77,8 +77,12 @@ def _operand_for(token: str, index: int, column: int, text: str, numbers: list[s
     try:
         parse_value(token)
     except ValueSyntaxError as exc:
-        raise DSLSyntaxError(f"operand {token!r} is neither a V, a letter nor a value: {exc}", source=text,
-                             token_index=index, column=column) from exc
+        raise DSLSyntaxError(
+            f"operand {token!r} is neither a V, a letter nor a value: {exc}",
+            source=text,
+            token_index=index,
+            column=column,
+        ) from exc
     if token not in numbers:
         numbers.append(token)
     return Operand(kind="N", token=f"N{numbers.index(token)}")
@@ -104,8 +108,12 @@ def parse_instantiated(text: str) -> InstantiatedProgram:
             groups.append((i, token, []))
             continue
         if not groups:
-            raise DSLSyntaxError(f"program must start with an operator, got {token!r}", source=text,
-                                 token_index=i, column=column)
+            raise DSLSyntaxError(
+                f"program must start with an operator, got {token!r}",
+                source=text,
+                token_index=i,
+                column=column,
+            )
         groups[-1][2].append(_operand_for(token, i, column, text, numbers))
     steps: list[Step] = []
     for i, op, operands in groups:

@@ -40,11 +40,13 @@ def _compile(expr: sympy.Basic) -> ValueFn:
     if isinstance(expr, sympy.Add):
         return lambda env: math.fsum(p(env) for p in parts)
     if isinstance(expr, sympy.Mul):
+
         def product(env: Env) -> float:
             out = 1.0
             for p in parts:
                 out *= p(env)
             return out
+
         return product
     if isinstance(expr, sympy.Pow):
         base, exponent = parts
@@ -53,7 +55,8 @@ def _compile(expr: sympy.Basic) -> ValueFn:
             b, e = base(env), exponent(env)
             if b < 0 and not float(e).is_integer():
                 raise ValueError("fractional power of a negative number")
-            return b ** e
+            return b**e
+
         return power
     raise TypeError(f"cannot compile {type(expr).__name__} in a value")  # the value reader never builds these
 

@@ -66,8 +66,12 @@ def parse_program(text: str) -> Program:
         if operand is None:
             raise DSLSyntaxError(_bad_token_message(token), source=text, token_index=i, column=column)
         if not groups:
-            raise DSLSyntaxError(f"program must start with an operator, got {token!r}", source=text,
-                                 token_index=i, column=column)
+            raise DSLSyntaxError(
+                f"program must start with an operator, got {token!r}",
+                source=text,
+                token_index=i,
+                column=column,
+            )
         groups[-1][2].append(operand)
     steps: list[Step] = []
     for i, op, operands in groups:

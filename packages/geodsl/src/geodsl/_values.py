@@ -42,8 +42,11 @@ class _Reader:
                 continue
             m = _TOKEN.match(text, pos)
             if m is None:
-                raise ValueSyntaxError(f"unexpected character {text[pos]!r} at column {pos} in value {text!r}",
-                                       text=text, column=pos)
+                raise ValueSyntaxError(
+                    f"unexpected character {text[pos]!r} at column {pos} in value {text!r}",
+                    text=text,
+                    column=pos,
+                )
             token = m.group().strip()
             if token not in _IGNORED:
                 self.tokens.append((token, m.start() + (len(m.group()) - len(m.group().lstrip()))))
@@ -56,8 +59,11 @@ class _Reader:
     def fail(self, problem: str) -> ValueSyntaxError:
         column = self.tokens[self.i][1] if self.i < len(self.tokens) else len(self.text)
         found = repr(self.peek()) if self.peek() is not None else "end of text"
-        return ValueSyntaxError(f"{problem} at column {column} (found {found}) in value {self.text!r}",
-                                text=self.text, column=column)
+        return ValueSyntaxError(
+            f"{problem} at column {column} (found {found}) in value {self.text!r}",
+            text=self.text,
+            column=column,
+        )
 
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
@@ -81,8 +87,14 @@ class _Reader:
         token = self.peek()
         if token is None:
             return False
-        return (token[0].isdigit() or token[0] == "." or token.isalpha() or token in ("(", "{")
-                or token in _FRACS or token in ("\\sqrt", "\\pi"))
+        return (
+            token[0].isdigit()
+            or token[0] == "."
+            or token.isalpha()
+            or token in ("(", "{")
+            or token in _FRACS
+            or token in ("\\sqrt", "\\pi")
+        )
 
     def term(self) -> sympy.Expr:
         first_token = self.peek()

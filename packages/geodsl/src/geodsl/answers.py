@@ -56,7 +56,8 @@ _TOKEN = re.compile(
 )
 _LAST_NUMBER = re.compile(r"[-+]?(?:\d+(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
 _ANSWER_PHRASE = re.compile(
-    r"(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=|should\s+be|would\s+be)\s*:?\s*(?P<rest>[^\n]+)", re.I
+    r"(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=|should\s+be|would\s+be)\s*:?\s*(?P<rest>[^\n]+)",
+    re.I,
 )
 
 
@@ -72,7 +73,7 @@ def _balanced(text: str, open_at: int) -> tuple[str, int] | None:
         elif text[i] == "}":
             depth -= 1
             if depth == 0:
-                return text[open_at + 1:i], i + 1
+                return text[open_at + 1 : i], i + 1
     return None
 
 
@@ -107,17 +108,24 @@ def _tokenise(text: str, source: str) -> list[str]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None or match.end() == pos:
-            raise AnswerParseError(f"cannot read {text[pos:pos + 20].strip()!r} in answer {source!r}")
+            raise AnswerParseError(f"cannot read {text[pos : pos + 20].strip()!r} in answer {source!r}")
         tokens.append(match[match.lastgroup or "sym"])
         pos = match.end()
     return tokens
 
 
-_PRIMARY_START = frozenset({"(", "{", "\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\pi", "sqrt", "pi", "√", "π"})
+_PRIMARY_START = frozenset(
+    {"(", "{", "\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\pi", "sqrt", "pi", "√", "π"}
+)
 _MULTIPLY: dict[str, Callable[[float, float], float]] = {
-    "*": lambda a, b: a * b, "\\cdot": lambda a, b: a * b, "\\times": lambda a, b: a * b,
-    "×": lambda a, b: a * b, "·": lambda a, b: a * b,
-    "/": lambda a, b: a / b, "÷": lambda a, b: a / b, "\\div": lambda a, b: a / b,
+    "*": lambda a, b: a * b,
+    "\\cdot": lambda a, b: a * b,
+    "\\times": lambda a, b: a * b,
+    "×": lambda a, b: a * b,
+    "·": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "÷": lambda a, b: a / b,
+    "\\div": lambda a, b: a / b,
 }
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 
@@ -159,7 +167,9 @@ class _Reader:
             if token in _MULTIPLY:
                 self.take()
                 value = _MULTIPLY[token](value, self.unary())
-            elif token is not None and (token in _PRIMARY_START or (_is_number(token) and not self.after_number())):
+            elif token is not None and (
+                token in _PRIMARY_START or (_is_number(token) and not self.after_number())
+            ):
                 value *= self.power()
             else:
                 return value
@@ -310,8 +320,9 @@ def _as_value(x: float | str, name: str) -> float:
     return float(x)
 
 
-def answers_match(a: float | str, b: float | str, *, rel_tol: float = DEFAULT_REL_TOL,
-                  abs_tol: float = DEFAULT_ABS_TOL) -> bool:
+def answers_match(
+    a: float | str, b: float | str, *, rel_tol: float = DEFAULT_REL_TOL, abs_tol: float = DEFAULT_ABS_TOL
+) -> bool:
     """Whether two answers agree: ``|a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)``.
 
     Args:
@@ -332,8 +343,13 @@ def answers_match(a: float | str, b: float | str, *, rel_tol: float = DEFAULT_RE
     return math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
-def match_choice(value: float | str, choices: Sequence[float | str], *, rel_tol: float = DEFAULT_REL_TOL,
-                 abs_tol: float = DEFAULT_ABS_TOL) -> int | None:
+def match_choice(
+    value: float | str,
+    choices: Sequence[float | str],
+    *,
+    rel_tol: float = DEFAULT_REL_TOL,
+    abs_tol: float = DEFAULT_ABS_TOL,
+) -> int | None:
     """The index of the choice an answer selects in a multiple-choice problem.
 
     Among the choices that match ``value`` under :func:`answers_match`, the nearest one

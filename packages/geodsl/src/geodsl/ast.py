@@ -51,7 +51,9 @@ class Operand(_Frozen):
         for kind, pattern in OPERAND_PATTERNS.items():
             if pattern.fullmatch(token):
                 return cls(kind=kind, token=token)
-        raise ValueError(f"{token!r} is not an operand (expected N<i>, V<j>, C<number> or a lowercase letter)")
+        raise ValueError(
+            f"{token!r} is not an operand (expected N<i>, V<j>, C<number> or a lowercase letter)"
+        )
 
     @property
     def index(self) -> int:

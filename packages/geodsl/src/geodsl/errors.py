@@ -24,8 +24,9 @@ class DSLSyntaxError(GeoDSLError, ValueError):
         column: character offset of the offending token in ``source``, if known.
     """
 
-    def __init__(self, message: str, *, source: str = "", token_index: int | None = None,
-                 column: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, source: str = "", token_index: int | None = None, column: int | None = None
+    ) -> None:
         self.source = source
         self.token_index = token_index
         self.column = column

@@ -157,51 +157,65 @@ def _ratio(t: Sequence[_Term]) -> _Sides:
 
 def _arc(whole: Callable[[_Term], str]) -> _Form:
     """Circle formulas: ``whole(a) = b`` with two operands, ``whole(a) * b / 360 = c`` (arc, sector) with three."""
+
     def form(t: Sequence[_Term]) -> _Sides:
         if len(t) == 2:
             return whole(t[0]), t[1].code
         return f"{whole(t[0])} * {_factor(t[1])} / 360", t[2].code
+
     return form
 
 
-_FORMS: Mapping[str, _Form] = MappingProxyType({
-    "Sum": _sum,
-    "Multiple": lambda t: (" * ".join(_factor(x) for x in t[:-1]), t[-1].code),
-    "Equal": lambda t: (t[0].code, t[1].code),
-    "Iso_Tri_Ang": lambda t: (f"{t[0].code} + 2 * {_factor(t[1])}", "180"),
-    "Gougu": lambda t: (f"{_base(t[0])}**2 + {_base(t[1])}**2", f"{_base(t[2])}**2"),
-    "Gsin": lambda t: (f"sin({_rad(t[2])})", _q(t[0], t[1])),
-    "Gcos": lambda t: (f"cos({_rad(t[2])})", _q(t[0], t[1])),
-    "Gtan": lambda t: (f"tan({_rad(t[2])})", _q(t[0], t[1])),
-    "Cos_Law": lambda t: (f"{_base(t[0])}**2",
-                          f"{_base(t[1])}**2 + {_base(t[2])}**2 - 2 * {_factor(t[1])} * {_factor(t[2])}"
-                          f" * cos({_rad(t[3])})"),
-    "Sin_Law": lambda t: (f"sin({_rad(t[0])}) / {_den(t[1])}", f"sin({_rad(t[2])}) / {_den(t[3])}"),
-    "Median": lambda t: (f"{t[0].code} + {_plus(t[2])}", f"2 * {_factor(t[1])}"),
-    "Geo_Mean": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", f"{_base(t[2])}**2"),
-    "Proportion": _proportion,
-    "Ratio": _ratio,
-    "Chord2_Ang": lambda t: (t[0].code, f"({t[1].code} + {_plus(t[2])}) / 2"),
-    "TanSec_Ang": lambda t: (t[0].code, f"({t[2].code} - {_sub(t[1])}) / 2"),
-    "Tria_BH_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])} / 2", t[2].code),
-    "Tria_SAS_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[2])} * sin({_rad(t[1])}) / 2", t[3].code),
-    "PRK_Perim": lambda t: (f"2 * ({t[0].code} + {_plus(t[1])})", t[2].code),
-    "Para_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", t[2].code),
-    "Rect_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", t[2].code),
-    "Rhom_Area": lambda t: (f"2 * {_factor(t[0])} * {_factor(t[1])}", t[2].code),
-    "Kite_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])} / 2", t[2].code),
-    "Trap_Area": lambda t: (f"({t[0].code} + {_plus(t[1])}) * {_factor(t[2])} / 2", t[3].code),
-    "Circle_R_Circum": _arc(lambda a: f"2 * pi * {_factor(a)}"),
-    "Circle_D_Circum": _arc(lambda a: f"pi * {_factor(a)}"),
-    "Circle_R_Area": _arc(lambda a: f"pi * {_base(a)}**2"),
-    "Circle_D_Area": _arc(lambda a: f"pi * ({_factor(a)} / 2)**2"),
-    "ArcSeg_Area": lambda t: (f"pi * {_base(t[0])}**2 * {_factor(t[1])} / 360"
-                              f" - {_base(t[0])}**2 * sin({_rad(t[1])}) / 2", t[2].code),
-    "Ngon_Angsum": lambda t: (f"({t[0].code} - 2) * 180", t[1].code),
-    "RNgon_B_Area": lambda t: (f"{_factor(t[0])} * {_base(t[1])}**2 / (4 * tan(pi / {_den(t[0])}))", t[2].code),
-    "RNgon_L_Area": lambda t: (f"{_factor(t[0])} * {_base(t[1])}**2 * sin(2 * pi / {_den(t[0])}) / 2", t[2].code),
-    "RNgon_H_Area": lambda t: (f"{_factor(t[0])} * {_base(t[1])}**2 * tan(pi / {_den(t[0])})", t[2].code),
-})
+_FORMS: Mapping[str, _Form] = MappingProxyType(
+    {
+        "Sum": _sum,
+        "Multiple": lambda t: (" * ".join(_factor(x) for x in t[:-1]), t[-1].code),
+        "Equal": lambda t: (t[0].code, t[1].code),
+        "Iso_Tri_Ang": lambda t: (f"{t[0].code} + 2 * {_factor(t[1])}", "180"),
+        "Gougu": lambda t: (f"{_base(t[0])}**2 + {_base(t[1])}**2", f"{_base(t[2])}**2"),
+        "Gsin": lambda t: (f"sin({_rad(t[2])})", _q(t[0], t[1])),
+        "Gcos": lambda t: (f"cos({_rad(t[2])})", _q(t[0], t[1])),
+        "Gtan": lambda t: (f"tan({_rad(t[2])})", _q(t[0], t[1])),
+        "Cos_Law": lambda t: (
+            f"{_base(t[0])}**2",
+            f"{_base(t[1])}**2 + {_base(t[2])}**2 - 2 * {_factor(t[1])} * {_factor(t[2])}"
+            f" * cos({_rad(t[3])})",
+        ),
+        "Sin_Law": lambda t: (f"sin({_rad(t[0])}) / {_den(t[1])}", f"sin({_rad(t[2])}) / {_den(t[3])}"),
+        "Median": lambda t: (f"{t[0].code} + {_plus(t[2])}", f"2 * {_factor(t[1])}"),
+        "Geo_Mean": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", f"{_base(t[2])}**2"),
+        "Proportion": _proportion,
+        "Ratio": _ratio,
+        "Chord2_Ang": lambda t: (t[0].code, f"({t[1].code} + {_plus(t[2])}) / 2"),
+        "TanSec_Ang": lambda t: (t[0].code, f"({t[2].code} - {_sub(t[1])}) / 2"),
+        "Tria_BH_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])} / 2", t[2].code),
+        "Tria_SAS_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[2])} * sin({_rad(t[1])}) / 2", t[3].code),
+        "PRK_Perim": lambda t: (f"2 * ({t[0].code} + {_plus(t[1])})", t[2].code),
+        "Para_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", t[2].code),
+        "Rect_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])}", t[2].code),
+        "Rhom_Area": lambda t: (f"2 * {_factor(t[0])} * {_factor(t[1])}", t[2].code),
+        "Kite_Area": lambda t: (f"{_factor(t[0])} * {_factor(t[1])} / 2", t[2].code),
+        "Trap_Area": lambda t: (f"({t[0].code} + {_plus(t[1])}) * {_factor(t[2])} / 2", t[3].code),
+        "Circle_R_Circum": _arc(lambda a: f"2 * pi * {_factor(a)}"),
+        "Circle_D_Circum": _arc(lambda a: f"pi * {_factor(a)}"),
+        "Circle_R_Area": _arc(lambda a: f"pi * {_base(a)}**2"),
+        "Circle_D_Area": _arc(lambda a: f"pi * ({_factor(a)} / 2)**2"),
+        "ArcSeg_Area": lambda t: (
+            f"pi * {_base(t[0])}**2 * {_factor(t[1])} / 360 - {_base(t[0])}**2 * sin({_rad(t[1])}) / 2",
+            t[2].code,
+        ),
+        "Ngon_Angsum": lambda t: (f"({t[0].code} - 2) * 180", t[1].code),
+        "RNgon_B_Area": lambda t: (
+            f"{_factor(t[0])} * {_base(t[1])}**2 / (4 * tan(pi / {_den(t[0])}))",
+            t[2].code,
+        ),
+        "RNgon_L_Area": lambda t: (
+            f"{_factor(t[0])} * {_base(t[1])}**2 * sin(2 * pi / {_den(t[0])}) / 2",
+            t[2].code,
+        ),
+        "RNgon_H_Area": lambda t: (f"{_factor(t[0])} * {_base(t[1])}**2 * tan(pi / {_den(t[0])})", t[2].code),
+    }
+)
 """Every operator except Get: its equation as (left side, right side) code, angles in degrees."""
 
 
@@ -229,16 +243,22 @@ def _plan(execution: Execution) -> list[list[_Solve]]:
         groups: dict[tuple[int, ...], dict[str, float]] = {}
         for solved in trace.solved:
             groups.setdefault(solved.steps, {})[solved.name] = solved.value
-        plan.append([_Solve(steps, tuple(sorted(g, key=_order)), tuple(g[n] for n in sorted(g, key=_order)))
-                     for steps, g in groups.items()])
+        plan.append(
+            [
+                _Solve(steps, tuple(sorted(g, key=_order)), tuple(g[n] for n in sorted(g, key=_order)))
+                for steps, g in groups.items()
+            ]
+        )
     return plan
 
 
 def _residual(step: Step, numbers: Sequence[str]) -> sympy.Expr:
     spec = OPERATORS[step.op]
     assert spec.residual is not None
-    return cast(sympy.Expr, sympy.sympify(spec.residual([bind_operand(o, numbers) for o in step.operands],
-                                                        SYMPY_MATH)))
+    return cast(
+        sympy.Expr,
+        sympy.sympify(spec.residual([bind_operand(o, numbers) for o in step.operands], SYMPY_MATH)),
+    )
 
 
 def _numerator(expr: sympy.Expr) -> sympy.Expr:
@@ -322,8 +342,9 @@ def _unknowns(program: Program, numbers: Sequence[str]) -> list[str]:
     for step in program.steps:
         for operand in step.operands:
             if operand.kind != "C":
-                names.update(s.name for s in bind_operand(operand, numbers).free_symbols
-                             if isinstance(s, sympy.Symbol))
+                names.update(
+                    s.name for s in bind_operand(operand, numbers).free_symbols if isinstance(s, sympy.Symbol)
+                )
     return sorted(names, key=_order)
 
 

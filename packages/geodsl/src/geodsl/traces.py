@@ -43,8 +43,19 @@ TRACE_FORMATS: tuple[TraceFormat, ...] = get_args(TraceFormat)
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<code>.*?)```", re.S)
 _CODE_LANGS = frozenset({"", "python", "py", "python3", "sympy", "pycon"})
 _CODE_START = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\s|import\s+\w)")
-_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While,
-               ast.If, ast.With, ast.Try, ast.FunctionDef)
+_STATEMENTS = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.For,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.Try,
+    ast.FunctionDef,
+)
 _SYMBOLIC_OPERAND = re.compile(r"[NV]\d+|C\d+(?:\.\d+)?|[a-z]")
 _VALUE_CHARS = re.compile(r"[-+]?[0-9a-z.+\-*/^{}()\\]+")
 _LATEX_NAMES = re.compile(r"\\(?:sqrt|d?frac|tfrac|pi|cdot|times)")
@@ -309,8 +320,13 @@ def _is_symbolic(program: str) -> bool:
     return all(token in operators or _SYMBOLIC_OPERAND.fullmatch(token) for token in program.split())
 
 
-def trace_answer(text: str, fmt: TraceFormat, *, numbers: Sequence[str] = (), sandbox: Sandbox | None = None,
-                 ) -> float:
+def trace_answer(
+    text: str,
+    fmt: TraceFormat,
+    *,
+    numbers: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
+) -> float:
     """Execute a trace of any format to its numeric answer.
 
     Programs (``program``, ``cot_program``) run in geodsl's numeric executor: with

@@ -30,8 +30,14 @@ _CLONE_NEWNET = 0x40000000
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
-_KEPT_MOUNT_FLAGS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC,
-                     "noatime": 0x400, "nodiratime": 0x800, "relatime": 0x200000}
+_KEPT_MOUNT_FLAGS = {
+    "nosuid": _MS_NOSUID,
+    "nodev": _MS_NODEV,
+    "noexec": _MS_NOEXEC,
+    "noatime": 0x400,
+    "nodiratime": 0x800,
+    "relatime": 0x200000,
+}
 SCRATCH_TMPFS_MB = 512
 """Size of the tmpfs that holds a worker's scratch directories (RAM, used only as files are written)."""
 _AUDIT_ARCH_X86_64 = 0xC000003E
@@ -46,13 +52,43 @@ _LD_ABS_W, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16
 
 DENIED_SYSCALLS: dict[str, int] = {
-    "socket": 41, "connect": 42, "accept": 43, "sendto": 44, "bind": 49, "listen": 50, "accept4": 288,
-    "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
-    "kill": 62, "tkill": 200, "tgkill": 234, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
-    "chroot": 161, "pivot_root": 155, "mount": 165, "umount2": 166, "unshare": 272, "setns": 308,
-    "swapon": 167, "swapoff": 168, "reboot": 169, "init_module": 175, "delete_module": 176,
-    "finit_module": 313, "kexec_load": 246, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
-    "open_by_handle_at": 304, "keyctl": 250, "add_key": 248, "request_key": 249,
+    "socket": 41,
+    "connect": 42,
+    "accept": 43,
+    "sendto": 44,
+    "bind": 49,
+    "listen": 50,
+    "accept4": 288,
+    "fork": 57,
+    "vfork": 58,
+    "execve": 59,
+    "execveat": 322,
+    "kill": 62,
+    "tkill": 200,
+    "tgkill": 234,
+    "ptrace": 101,
+    "process_vm_readv": 310,
+    "process_vm_writev": 311,
+    "chroot": 161,
+    "pivot_root": 155,
+    "mount": 165,
+    "umount2": 166,
+    "unshare": 272,
+    "setns": 308,
+    "swapon": 167,
+    "swapoff": 168,
+    "reboot": 169,
+    "init_module": 175,
+    "delete_module": 176,
+    "finit_module": 313,
+    "kexec_load": 246,
+    "bpf": 321,
+    "perf_event_open": 298,
+    "userfaultfd": 323,
+    "open_by_handle_at": 304,
+    "keyctl": 250,
+    "add_key": 248,
+    "request_key": 249,
 }
 """x86-64 syscalls a sandboxed script may not make (they fail with EPERM)."""
 

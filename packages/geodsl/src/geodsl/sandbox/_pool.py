@@ -52,8 +52,13 @@ class _Worker:
         env.update({k: os.environ[k] for k in _PASSED_ENV if k in os.environ})
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115  # closed in kill()
         self.process = subprocess.Popen(
-            [python, "-I", str(_WORKER_FILE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, env=env, cwd="/", close_fds=True,
+            [python, "-I", str(_WORKER_FILE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            cwd="/",
+            close_fds=True,
         )
         self.features: dict[str, Any] = {}
         self.scratch = ""  # the worker's scratch base; under a private tmpfs the host sees it empty
@@ -141,8 +146,11 @@ def _shutdown(workers: list[_Worker]) -> None:
         workers.pop().close()
 
 
-def _fail_remaining(todo: queue.SimpleQueue[int],
-                    done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]], error: SandboxError) -> None:
+def _fail_remaining(
+    todo: queue.SimpleQueue[int],
+    done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]],
+    error: SandboxError,
+) -> None:
     while True:
         try:
             done.put((todo.get_nowait(), error))
@@ -165,15 +173,20 @@ def _to_result(reply: dict[str, Any]) -> SandboxResult:
     if error is None and answer is None:
         error = "no number in the output"
     return SandboxResult(
-        stdout=stdout, stderr=str(reply["stderr"]), answer=answer, error=error,
-        seconds=float(reply["seconds"]), cpu_seconds=float(reply["cpu_seconds"]),
+        stdout=stdout,
+        stderr=str(reply["stderr"]),
+        answer=answer,
+        error=error,
+        seconds=float(reply["seconds"]),
+        cpu_seconds=float(reply["cpu_seconds"]),
         exit_status=int(reply["exit_status"]),
     )
 
 
 def _crash_result(reason: str, seconds: float) -> SandboxResult:
-    return SandboxResult(stdout="", answer=None, error=f"sandbox worker died ({reason})",
-                         seconds=seconds, exit_status=None)
+    return SandboxResult(
+        stdout="", answer=None, error=f"sandbox worker died ({reason})", seconds=seconds, exit_status=None
+    )
 
 
 class Sandbox:
@@ -196,9 +209,15 @@ class Sandbox:
         SandboxError: on a non-Linux platform or a bad worker count.
     """
 
-    def __init__(self, workers: int | None = None, limits: SandboxLimits | None = None, *,
-                 preload: Sequence[str] = DEFAULT_PRELOAD, allow_read: Sequence[str] = (),
-                 python: str | None = None) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        limits: SandboxLimits | None = None,
+        *,
+        preload: Sequence[str] = DEFAULT_PRELOAD,
+        allow_read: Sequence[str] = (),
+        python: str | None = None,
+    ) -> None:
         if not sys.platform.startswith("linux"):
             raise SandboxError(f"the sandbox needs Linux (fork, pidfd_open, rlimits); this is {sys.platform}")
         count = _default_workers() if workers is None else workers
@@ -249,8 +268,9 @@ class Sandbox:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     @property
@@ -265,8 +285,13 @@ class Sandbox:
         """Run one script; see :meth:`run`."""
         return self.run([script], limits=limits)[0]
 
-    def run(self, scripts: Sequence[str], *, limits: SandboxLimits | None = None,
-            progress: ProgressCallback | None = None) -> list[SandboxResult]:
+    def run(
+        self,
+        scripts: Sequence[str],
+        *,
+        limits: SandboxLimits | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> list[SandboxResult]:
         """Run scripts in parallel across the workers; results come back in input order.
 
         A failing script never raises: its result carries the error. Each script runs in
@@ -287,8 +312,9 @@ class Sandbox:
         with self._run_lock:
             return self._run_batch(scripts, limits or self.limits, progress)
 
-    def _run_batch(self, scripts: Sequence[str], batch_limits: SandboxLimits,
-                   progress: ProgressCallback | None) -> list[SandboxResult]:
+    def _run_batch(
+        self, scripts: Sequence[str], batch_limits: SandboxLimits, progress: ProgressCallback | None
+    ) -> list[SandboxResult]:
         self.start()
         todo: queue.SimpleQueue[int] = queue.SimpleQueue()
         for i in range(len(scripts)):
@@ -296,7 +322,9 @@ class Sandbox:
         done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]] = queue.SimpleQueue()
         stop = threading.Event()
         threads = [
-            threading.Thread(target=self._drive, args=(slot, scripts, batch_limits, todo, done, stop), daemon=True)
+            threading.Thread(
+                target=self._drive, args=(slot, scripts, batch_limits, todo, done, stop), daemon=True
+            )
             for slot in range(min(len(self._pool), len(scripts)))
         ]
         for thread in threads:
@@ -311,8 +339,11 @@ class Sandbox:
                 thread.join()
 
     @staticmethod
-    def _collect(total: int, done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]],
-                 progress: ProgressCallback | None) -> list[SandboxResult]:
+    def _collect(
+        total: int,
+        done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]],
+        progress: ProgressCallback | None,
+    ) -> list[SandboxResult]:
         results: list[SandboxResult | None] = [None] * total
         failure: SandboxError | None = None
         for count in range(1, total + 1):
@@ -327,9 +358,15 @@ class Sandbox:
             raise failure
         return [r for r in results if r is not None]
 
-    def _drive(self, slot: int, scripts: Sequence[str], limits: SandboxLimits,
-               todo: queue.SimpleQueue[int], done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]],
-               stop: threading.Event) -> None:
+    def _drive(
+        self,
+        slot: int,
+        scripts: Sequence[str],
+        limits: SandboxLimits,
+        todo: queue.SimpleQueue[int],
+        done: queue.SimpleQueue[tuple[int, SandboxResult | SandboxError]],
+        stop: threading.Event,
+    ) -> None:
         """Feed one worker until the queue is empty (or the batch is abandoned); restart it if it dies."""
         while not stop.is_set():
             try:
@@ -359,8 +396,13 @@ class Sandbox:
         self._pool[slot] = worker
 
 
-def run_scripts(scripts: Sequence[str], *, jobs: int | None = None, limits: SandboxLimits | None = None,
-                progress: ProgressCallback | None = None) -> list[SandboxResult]:
+def run_scripts(
+    scripts: Sequence[str],
+    *,
+    jobs: int | None = None,
+    limits: SandboxLimits | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[SandboxResult]:
     """Run scripts in a temporary :class:`Sandbox` (start-up costs about a second per worker).
 
     Args:

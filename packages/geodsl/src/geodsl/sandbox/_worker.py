@@ -156,7 +156,7 @@ def _send(fd: int, message: dict[str, Any]) -> None:
     body = json.dumps(message).encode()
     data = _HEADER.pack(len(body)) + body
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 # --- the child -------------------------------------------------------------------------------------
@@ -258,7 +258,6 @@ def _neuter_process_spawning() -> None:
     """Remove the one process-spawning primitive that raises no audit event of its own."""
     posixsubprocess = sys.modules.get("_posixsubprocess")
     if posixsubprocess is not None:
-
         audit = sys.audit
 
         def fork_exec(*_args: object) -> None:
@@ -268,8 +267,13 @@ def _neuter_process_spawning() -> None:
         posixsubprocess.fork_exec = fork_exec  # type: ignore[attr-defined]
 
 
-def _confine(scratch: str, pipes: tuple[int, int, int], limits: dict[str, Any], libc: Any,
-             seccomp: Callable[[], None] | None) -> None:
+def _confine(
+    scratch: str,
+    pipes: tuple[int, int, int],
+    limits: dict[str, Any],
+    libc: Any,
+    seccomp: Callable[[], None] | None,
+) -> None:
     """Everything the child does to itself before it compiles the script."""
     os.setsid()
     if libc is not None:
@@ -281,8 +285,9 @@ def _confine(scratch: str, pipes: tuple[int, int, int], limits: dict[str, Any], 
     os.closerange(_STATUS_FD + 1, 1 << 16)
     os.chdir(scratch)
     os.environ.clear()
-    os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/nonexistent", "LANG": "C.UTF-8",
-                       **_THREAD_CAPS})
+    os.environ.update(
+        {"HOME": scratch, "TMPDIR": scratch, "PATH": "/nonexistent", "LANG": "C.UTF-8", **_THREAD_CAPS}
+    )
     tempfile.tempdir = scratch
     sys.dont_write_bytecode = True  # imports must not try to write __pycache__ next to the sources
     for name in ("SIGINT", "SIGTERM", "SIGPIPE", "SIGXCPU", "SIGXFSZ"):
@@ -304,8 +309,15 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {line}"[:500] if line else name
 
 
-def _run_child(script: str, scratch: str, pipes: tuple[int, int, int], limits: dict[str, Any],
-               read_roots: tuple[str, ...], libc: Any, seccomp: Callable[[], None] | None) -> None:
+def _run_child(
+    script: str,
+    scratch: str,
+    pipes: tuple[int, int, int],
+    limits: dict[str, Any],
+    read_roots: tuple[str, ...],
+    libc: Any,
+    seccomp: Callable[[], None] | None,
+) -> None:
     """Body of the forked child; never returns."""
     status: dict[str, Any] = {"finished": False, "error": "child failed to start"}
     write, exit_now, dumps = os.write, os._exit, json.dumps
@@ -317,10 +329,20 @@ def _run_child(script: str, scratch: str, pipes: tuple[int, int, int], limits: d
         except Exception as exc:
             status = {"finished": True, "error": f"sandbox set-up failed: {_describe(exc)}"}
             raise
-        out = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                               errors="backslashreplace", line_buffering=True, write_through=True)
-        err = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                               errors="backslashreplace", line_buffering=True, write_through=True)
+        out = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
+        err = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
         sys.stdout, sys.stderr, sys.stdin = out, err, io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
         sys.addaudithook(_Policy(scratch, read_roots, violations))
         status = {"finished": False, "error": None}
@@ -377,8 +399,9 @@ class _Capture:
             self.data += chunk[:room]
 
 
-def _wait_child(pid: int, pidfd: int, captures: list[_Capture], deadline: float,
-                max_output: int) -> str | None:
+def _wait_child(
+    pid: int, pidfd: int, captures: list[_Capture], deadline: float, max_output: int
+) -> str | None:
     """Pump the pipes until the child exits; return ``"timeout"``/``"output"`` if it had to be stopped.
 
     ``captures`` is (stdout, stderr, status); stdout and stderr together count against ``max_output``.
@@ -423,8 +446,9 @@ def _drain(captures: list[_Capture]) -> None:
             capture.pump()
 
 
-def _error_for(reason: str | None, status: dict[str, Any] | None, returncode: int, cpu: float,
-               limits: dict[str, Any]) -> str | None:
+def _error_for(
+    reason: str | None, status: dict[str, Any] | None, returncode: int, cpu: float, limits: dict[str, Any]
+) -> str | None:
     if reason == "timeout":
         return f"timeout after {float(limits['wall_seconds'])} s"
     if reason == "output":
@@ -444,8 +468,14 @@ def _error_for(reason: str | None, status: dict[str, Any] | None, returncode: in
     return error if isinstance(error, str) else None
 
 
-def _run_job(script: str, limits: dict[str, Any], base: str, read_roots: tuple[str, ...],
-             libc: Any, seccomp: Callable[[], None] | None) -> dict[str, Any]:
+def _run_job(
+    script: str,
+    limits: dict[str, Any],
+    base: str,
+    read_roots: tuple[str, ...],
+    libc: Any,
+    seccomp: Callable[[], None] | None,
+) -> dict[str, Any]:
     scratch = tempfile.mkdtemp(prefix="job-", dir=base)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -529,7 +559,9 @@ def _warm_up(preload: list[str]) -> None:
 
 def _load_kernel_module() -> Any:
     """``_kernel.py`` from next to this file (the worker runs by path, outside any package)."""
-    spec = importlib.util.spec_from_file_location("_geodsl_sandbox_kernel", Path(__file__).with_name("_kernel.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_geodsl_sandbox_kernel", Path(__file__).with_name("_kernel.py")
+    )
     if spec is None or spec.loader is None:
         raise ImportError("cannot load the sandbox's _kernel.py")
     module = importlib.util.module_from_spec(spec)
@@ -551,9 +583,12 @@ def main() -> None:
     libc = kernel.load_libc()
     seccomp = kernel.seccomp_installer(libc)
     base = tempfile.mkdtemp(prefix="geodsl-sandbox-")
-    features = {"network_namespace": kernel.isolate_network(libc),
-                "read_only_root": kernel.read_only_filesystem(libc, base),
-                "seccomp": seccomp is not None, "uid": os.getuid()}
+    features = {
+        "network_namespace": kernel.isolate_network(libc),
+        "read_only_root": kernel.read_only_filesystem(libc, base),
+        "seccomp": seccomp is not None,
+        "uid": os.getuid(),
+    }
     read_roots = _read_roots(list(config.get("allow_read", [])))
     gc.collect()
     gc.freeze()

@@ -23,20 +23,36 @@ def prompt_fingerprints(stage: str) -> list[str]:
 
 
 def _first_prompt(p: SourceProblem, pal: str) -> str:
-    return template("cot_pal").render({
-        "question": p.text, "clauses": format_clauses(p.stru_clauses, p.sem_clauses), "pal": pal.rstrip("\n"),
-    })
+    return template("cot_pal").render(
+        {
+            "question": p.text,
+            "clauses": format_clauses(p.stru_clauses, p.sem_clauses),
+            "pal": pal.rstrip("\n"),
+        }
+    )
 
 
 def _repair_prompt(p: SourceProblem, pal: str, script: str | None, error: str) -> str:
-    return template("cot_pal_repair").render({
-        "question": p.text, "answer": p.answer, "error": error, "pal": pal.rstrip("\n"),
-        "script": (script or "(the previous reply contained no script)").rstrip("\n"),
-    })
+    return template("cot_pal_repair").render(
+        {
+            "question": p.text,
+            "answer": p.answer,
+            "error": error,
+            "pal": pal.rstrip("\n"),
+            "script": (script or "(the previous reply contained no script)").rstrip("\n"),
+        }
+    )
 
 
-def cot_pal_shard(problems: Mapping[str, SourceProblem], verified: Sequence[Mapping[str, Any]], llm: CachedLLM,
-                  runner: ScriptRunner, *, rel_tol: float, max_passes: int) -> list[dict[str, Any]]:
+def cot_pal_shard(
+    problems: Mapping[str, SourceProblem],
+    verified: Sequence[Mapping[str, Any]],
+    llm: CachedLLM,
+    runner: ScriptRunner,
+    *,
+    rel_tol: float,
+    max_passes: int,
+) -> list[dict[str, Any]]:
     """Stage ``cot_pal``: rewrite each verified PAL script with rationales; verify; repair failures.
 
     Pass 1 asks for the commented script; every later pass sends the failure, the reference PAL
@@ -51,13 +67,20 @@ def cot_pal_shard(problems: Mapping[str, SourceProblem], verified: Sequence[Mapp
     for pass_no in range(1, max_passes + 1):
         if not pending:
             break
-        prompts = [_first_prompt(problems[i], pals[i]) if pass_no == 1
-                   else _repair_prompt(problems[i], pals[i], *last[i]) for i in pending]
+        prompts = [
+            _first_prompt(problems[i], pals[i])
+            if pass_no == 1
+            else _repair_prompt(problems[i], pals[i], *last[i])
+            for i in pending
+        ]
         scripts = [extract_code(reply) for reply in llm.complete(prompts)]
         runnable: list[tuple[str, str]] = []
         for i, script in zip(pending, scripts, strict=True):
-            problem_why = ("the reply contains no script" if script is None
-                           else equation_drift(pals[i], script) or rationale_missing(script))
+            problem_why = (
+                "the reply contains no script"
+                if script is None
+                else equation_drift(pals[i], script) or rationale_missing(script)
+            )
             if problem_why is None and script is not None:
                 runnable.append((i, script))
             else:
@@ -66,27 +89,39 @@ def cot_pal_shard(problems: Mapping[str, SourceProblem], verified: Sequence[Mapp
             why = check_answer(result, problems[i].answer_value, rel_tol)
             if why is None:
                 history[i].append({"pass": pass_no, "error": None})
-                done[i] = trace_row(i, "cot_pal", script, passes=pass_no, answer=result.answer,
-                                    history=history[i])
+                done[i] = trace_row(
+                    i, "cot_pal", script, passes=pass_no, answer=result.answer, history=history[i]
+                )
             else:
-                last[i] = (script, f"the script {why}" if result.error is None else f"the script failed: {why}")
+                last[i] = (
+                    script,
+                    f"the script {why}" if result.error is None else f"the script failed: {why}",
+                )
         for i in pending:
             if i not in done:
                 history[i].append({"pass": pass_no, "error": last[i][1]})
         pending = [i for i in pending if i not in done]
     for i in pending:
-        done[i] = drop_row(i, "cot_pal", "cot_pal_failed",
-                           f"no verified rewrite in {max_passes} passes; last error: {last[i][1]}")
+        done[i] = drop_row(
+            i,
+            "cot_pal",
+            "cot_pal_failed",
+            f"no verified rewrite in {max_passes} passes; last error: {last[i][1]}",
+        )
         done[i]["history"] = history[i]
     return [done[i] for i in pals]
 
 
 def _program_prompt(p: SourceProblem) -> str:
     ops = [s.op for s in geodsl.parse_program(p.expression).steps]
-    return template("cot_program").render({
-        "question": p.text, "clauses": format_clauses(p.stru_clauses, p.sem_clauses),
-        "operators": format_operators(ops), "program": p.program,
-    })
+    return template("cot_program").render(
+        {
+            "question": p.text,
+            "clauses": format_clauses(p.stru_clauses, p.sem_clauses),
+            "operators": format_operators(ops),
+            "program": p.program,
+        }
+    )
 
 
 def cot_program_shard(problems: Sequence[SourceProblem], llm: CachedLLM) -> list[dict[str, Any]]:

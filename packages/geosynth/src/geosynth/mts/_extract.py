@@ -98,15 +98,22 @@ def equation_drift(reference: str, candidate: str) -> str | None:
         return None
     if sorted(ref_codes) == sorted(got_codes):
         first = next(k for k, (a, b) in enumerate(zip(ref_codes, got_codes, strict=True)) if a != b)
-        return (f"the key lines are reordered: {_label(ref, first)} should be {ref[first].text!r}, "
-                f"the rewrite has {got[first].text!r} there (keep the reference's order)")
-    tag, i1, _, j1, _ = next(op for op in SequenceMatcher(a=ref_codes, b=got_codes, autojunk=False).get_opcodes()
-                             if op[0] != "equal")
+        return (
+            f"the key lines are reordered: {_label(ref, first)} should be {ref[first].text!r}, "
+            f"the rewrite has {got[first].text!r} there (keep the reference's order)"
+        )
+    tag, i1, _, j1, _ = next(
+        op
+        for op in SequenceMatcher(a=ref_codes, b=got_codes, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    )
     if tag == "replace":
         return f"{_label(ref, i1)} changed: expected {ref[i1].text!r}, got {got[j1].text!r}"
     if tag == "delete":
-        return (f"{_label(ref, i1)} was removed: {ref[i1].text!r} "
-                "(every equation, solve and print line must be kept)")
+        return (
+            f"{_label(ref, i1)} was removed: {ref[i1].text!r} "
+            "(every equation, solve and print line must be kept)"
+        )
     return f"the rewrite adds a {got[j1].kind} line {got[j1].text!r} that the reference does not have"
 
 

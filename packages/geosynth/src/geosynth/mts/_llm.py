@@ -45,11 +45,18 @@ def build_sampler(config: LLMConfig) -> Sampler:
             if config.api_key_env:
                 key = os.environ.get(config.api_key_env)
                 if not key:
-                    raise MTSConfigError(f"environment variable {config.api_key_env} (api_key_env) is not set")
+                    raise MTSConfigError(
+                        f"environment variable {config.api_key_env} (api_key_env) is not set"
+                    )
             assert config.base_url is not None
             return OpenAICompatibleSampler(
-                config.base_url, config.model, api_key=key, timeout=config.timeout,
-                max_retries=config.max_retries, max_concurrency=config.max_concurrency, logprobs=False,
+                config.base_url,
+                config.model,
+                api_key=key,
+                timeout=config.timeout,
+                max_retries=config.max_retries,
+                max_concurrency=config.max_concurrency,
+                logprobs=False,
             )
         if config.backend == "transformers":
             from geotts.backends.transformers import TransformersSampler
@@ -72,8 +79,15 @@ class CachedLLM:
         clock, sleep: injectable time functions for the rate limit.
     """
 
-    def __init__(self, sampler: Sampler, config: LLMConfig, cache_path: Path, *,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        sampler: Sampler,
+        config: LLMConfig,
+        cache_path: Path,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.sampler = sampler
         self.config = config
         cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,21 +142,29 @@ class CachedLLM:
         self.cache_hits += len(replies)
         misses = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts, strict=True) if k not in replies))
         c = self.config
-        params = SamplingParams(temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed)
+        params = SamplingParams(
+            temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed
+        )
         for start in range(0, len(misses), c.batch_size):
-            batch = misses[start:start + c.batch_size]
-            requests = [GenerationRequest(messages=(ChatMessage(role="user", content=p),), params=params)
-                        for _, p in batch]
+            batch = misses[start : start + c.batch_size]
+            requests = [
+                GenerationRequest(messages=(ChatMessage(role="user", content=p),), params=params)
+                for _, p in batch
+            ]
             self._wait_for_slot(len(requests))
             try:
                 out = self.sampler.generate(requests)
             except GeoTTSError as exc:
-                raise MTSLLMError(f"LLM {c.model!r} failed on a batch of {len(requests)} prompts: {exc}") from exc
+                raise MTSLLMError(
+                    f"LLM {c.model!r} failed on a batch of {len(requests)} prompts: {exc}"
+                ) from exc
             self.requests_sent += len(requests)
             with self._db:
                 for (k, _), candidates in zip(batch, out, strict=True):
                     text = candidates[0].text if candidates else ""
                     replies[k] = text
-                    self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)",
-                                     (k, json.dumps({"text": text, "model": c.model})))
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO replies VALUES (?, ?)",
+                        (k, json.dumps({"text": text, "model": c.model})),
+                    )
         return [replies[k] for k in keys]

@@ -29,7 +29,10 @@ TokenCounter = Callable[[str], int]
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 MIXTURE_NAMES: tuple[str, ...] = (
-    *(f"single_{t}" for t in TRACE_TYPES), "mts", "mts_all", *(f"wo_{t}" for t in TRACE_TYPES),
+    *(f"single_{t}" for t in TRACE_TYPES),
+    "mts",
+    "mts_all",
+    *(f"wo_{t}" for t in TRACE_TYPES),
     "program_size_matched",
 )
 """Every mixture :func:`build_mixtures` writes."""
@@ -42,12 +45,17 @@ def default_token_count(text: str) -> int:
 
 def record_tokens(record: Mapping[str, Any], count: TokenCounter = default_token_count) -> int:
     """Tokens of a PA record's supervised target (its assistant turn)."""
-    return sum(count(part["text"] or "") for m in record["messages"] if m["role"] == "assistant"
-               for part in m["content"])
+    return sum(
+        count(part["text"] or "")
+        for m in record["messages"]
+        if m["role"] == "assistant"
+        for part in m["content"]
+    )
 
 
-def _matched(base: list[Mapping[str, Any]], budget: int, rng: random.Random,
-             count: TokenCounter) -> list[Mapping[str, Any]]:
+def _matched(
+    base: list[Mapping[str, Any]], budget: int, rng: random.Random, count: TokenCounter
+) -> list[Mapping[str, Any]]:
     out = list(base)
     tokens = sum(record_tokens(r, count) for r in out)
     while base and tokens < budget:
@@ -57,8 +65,12 @@ def _matched(base: list[Mapping[str, Any]], budget: int, rng: random.Random,
     return out
 
 
-def build_mixtures(records: Mapping[TraceType, Sequence[Mapping[str, Any]]], *, seed: int = 0,
-                   count: TokenCounter = default_token_count) -> dict[str, list[Mapping[str, Any]]]:
+def build_mixtures(
+    records: Mapping[TraceType, Sequence[Mapping[str, Any]]],
+    *,
+    seed: int = 0,
+    count: TokenCounter = default_token_count,
+) -> dict[str, list[Mapping[str, Any]]]:
     """Every mixture of :data:`MIXTURE_NAMES`, in a fixed order (shuffling is the trainer's job).
 
     Args:

@@ -80,7 +80,9 @@ class OutputWriter:
             shutil.copyfile(source, target)
         self.images_copied += 1
 
-    def shard(self, problems: Sequence[SourceProblem], stage_rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    def shard(
+        self, problems: Sequence[SourceProblem], stage_rows: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> None:
         """Write one shard's traces, PA records and drops (problem order, then trace-type order)."""
         found: dict[tuple[str, str], Trace] = {}
         for stage in ("verify", "cot_program", "cot_pal"):

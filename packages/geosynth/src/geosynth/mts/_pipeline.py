@@ -81,8 +81,9 @@ class _Context:
     done: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STAGES, 0))
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
 
-    def stage(self, name: str, index: int, key: str, size: int,
-              compute: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def stage(
+        self, name: str, index: int, key: str, size: int, compute: Callable[[], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
         start = time.perf_counter()
         rows = self.store.load(name, index, key)
         if rows is None:
@@ -103,30 +104,69 @@ class _Context:
 
 def _llm_identity(llm: CachedLLM) -> dict[str, Any]:
     c = llm.config
-    return {"model": c.model, "temperature": c.temperature, "top_p": c.top_p, "max_tokens": c.max_tokens,
-            "seed": c.seed}
+    return {
+        "model": c.model,
+        "temperature": c.temperature,
+        "top_p": c.top_p,
+        "max_tokens": c.max_tokens,
+        "seed": c.seed,
+    }
 
 
 def _shard(ctx: _Context, index: int, shard: Sequence[SourceProblem]) -> dict[str, list[dict[str, Any]]]:
     problems = {p.id: p for p in shard}
     cfg = ctx.config
-    base = stable_hash({"v": MTS_VERSION, "geodsl": geodsl.__version__,
-                        "problems": [p.model_dump(mode="json") for p in shard]})
+    base = stable_hash(
+        {
+            "v": MTS_VERSION,
+            "geodsl": geodsl.__version__,
+            "problems": [p.model_dump(mode="json") for p in shard],
+        }
+    )
     k_prep = stable_hash({"stage": "prepare", "base": base})
     rows = {"prepare": ctx.stage("prepare", index, k_prep, len(shard), lambda: pal_shard(shard))}
-    k_ver = stable_hash({"stage": "verify", "up": k_prep, "rel_tol": cfg.rel_tol, "timeout": cfg.script_timeout})
-    rows["verify"] = ctx.stage("verify", index, k_ver, len(shard),
-                               lambda: verify_shard(problems, rows["prepare"], ctx.runner, cfg.rel_tol))
+    k_ver = stable_hash(
+        {"stage": "verify", "up": k_prep, "rel_tol": cfg.rel_tol, "timeout": cfg.script_timeout}
+    )
+    rows["verify"] = ctx.stage(
+        "verify",
+        index,
+        k_ver,
+        len(shard),
+        lambda: verify_shard(problems, rows["prepare"], ctx.runner, cfg.rel_tol),
+    )
     llm = ctx.llm
     if llm is None:
         return rows
-    k_cp = stable_hash({"stage": "cot_pal", "up": k_ver, "llm": _llm_identity(llm),
-                        "prompts": prompt_fingerprints("cot_pal"), "passes": cfg.max_cot_pal_passes})
-    rows["cot_pal"] = ctx.stage("cot_pal", index, k_cp, len(shard), lambda: cot_pal_shard(
-        problems, rows["verify"], llm, ctx.runner, rel_tol=cfg.rel_tol, max_passes=cfg.max_cot_pal_passes))
-    k_cg = stable_hash({"stage": "cot_program", "up": k_prep, "llm": _llm_identity(llm),
-                        "prompts": prompt_fingerprints("cot_program")})
-    rows["cot_program"] = ctx.stage("cot_program", index, k_cg, len(shard), lambda: cot_program_shard(shard, llm))
+    k_cp = stable_hash(
+        {
+            "stage": "cot_pal",
+            "up": k_ver,
+            "llm": _llm_identity(llm),
+            "prompts": prompt_fingerprints("cot_pal"),
+            "passes": cfg.max_cot_pal_passes,
+        }
+    )
+    rows["cot_pal"] = ctx.stage(
+        "cot_pal",
+        index,
+        k_cp,
+        len(shard),
+        lambda: cot_pal_shard(
+            problems, rows["verify"], llm, ctx.runner, rel_tol=cfg.rel_tol, max_passes=cfg.max_cot_pal_passes
+        ),
+    )
+    k_cg = stable_hash(
+        {
+            "stage": "cot_program",
+            "up": k_prep,
+            "llm": _llm_identity(llm),
+            "prompts": prompt_fingerprints("cot_program"),
+        }
+    )
+    rows["cot_program"] = ctx.stage(
+        "cot_program", index, k_cg, len(shard), lambda: cot_program_shard(shard, llm)
+    )
     return rows
 
 
@@ -149,7 +189,9 @@ def _open_llm(config: MTSConfig, out: Path, sampler: Sampler | None) -> CachedLL
 
 
 def _mixtures(out: Path, seed: int) -> dict[str, dict[str, int]]:
-    records: dict[TraceType, list[dict[str, Any]]] = {t: read_jsonl(out / "pa" / f"{t}.jsonl") for t in TRACE_TYPES}
+    records: dict[TraceType, list[dict[str, Any]]] = {
+        t: read_jsonl(out / "pa" / f"{t}.jsonl") for t in TRACE_TYPES
+    }
     summary: dict[str, dict[str, int]] = {}
     for name, rows in build_mixtures(records, seed=seed).items():
         write_jsonl(out / "mixtures" / f"{name}.jsonl", rows)
@@ -158,21 +200,36 @@ def _mixtures(out: Path, seed: int) -> dict[str, dict[str, int]]:
     return summary
 
 
-def _manifest(out: Path, dataset: Path, loaded: LoadedDataset, config: MTSConfig, llm: CachedLLM | None,
-              writer: OutputWriter) -> None:
-    write_json(out / "manifest.json", {
-        "mts_version": MTS_VERSION,
-        "geodsl_version": geodsl.__version__,
-        "input": {"name": dataset.name, "sha256": loaded.sha256, "records": loaded.total,
-                  "problems": len(loaded.problems)},
-        "split": _split_name(dataset, config),
-        "config": config.resume_fields(),
-        "llm": None if llm is None else llm.config.model,
-        "llm_params": None if llm is None else _llm_identity(llm),
-        "prompts": None if llm is None else prompt_fingerprints("cot_pal") + prompt_fingerprints("cot_program"),
-        "cot_traces": "produced" if llm is not None else "skipped: no LLM configured",
-        "images": {"copied": writer.images_copied, "missing": sorted(writer.images_missing)},
-    })
+def _manifest(
+    out: Path,
+    dataset: Path,
+    loaded: LoadedDataset,
+    config: MTSConfig,
+    llm: CachedLLM | None,
+    writer: OutputWriter,
+) -> None:
+    write_json(
+        out / "manifest.json",
+        {
+            "mts_version": MTS_VERSION,
+            "geodsl_version": geodsl.__version__,
+            "input": {
+                "name": dataset.name,
+                "sha256": loaded.sha256,
+                "records": loaded.total,
+                "problems": len(loaded.problems),
+            },
+            "split": _split_name(dataset, config),
+            "config": config.resume_fields(),
+            "llm": None if llm is None else llm.config.model,
+            "llm_params": None if llm is None else _llm_identity(llm),
+            "prompts": None
+            if llm is None
+            else prompt_fingerprints("cot_pal") + prompt_fingerprints("cot_program"),
+            "cot_traces": "produced" if llm is not None else "skipped: no LLM configured",
+            "images": {"copied": writer.images_copied, "missing": sorted(writer.images_missing)},
+        },
+    )
 
 
 def _remove_stale_temporaries(out: Path) -> None:
@@ -182,8 +239,15 @@ def _remove_stale_temporaries(out: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def run_mts(dataset: Path, out: Path, config: MTSConfig | None = None, *, sampler: Sampler | None = None,
-            progress: ProgressCallback | None = None, after_shard: ShardHook | None = None) -> MTSRun:
+def run_mts(
+    dataset: Path,
+    out: Path,
+    config: MTSConfig | None = None,
+    *,
+    sampler: Sampler | None = None,
+    progress: ProgressCallback | None = None,
+    after_shard: ShardHook | None = None,
+) -> MTSRun:
     """Turn a PGPS-format dataset into verified multi-trace data, PA records, mixtures and statistics.
 
     Args:
@@ -222,7 +286,7 @@ def run_mts(dataset: Path, out: Path, config: MTSConfig | None = None, *, sample
         writer.drops(loaded.drops)
         size = config.shard_size
         for index in range(0, len(loaded.problems), size):
-            shard = loaded.problems[index:index + size]
+            shard = loaded.problems[index : index + size]
             writer.shard(shard, _shard(ctx, index // size, shard))
         writer.commit()
     except BaseException:
@@ -241,17 +305,32 @@ def run_mts(dataset: Path, out: Path, config: MTSConfig | None = None, *, sample
         shutil.rmtree(out / "mixtures", ignore_errors=True)
     mixtures = _mixtures(out, config.mixture_seed) if config.mixtures else {}
     store.prune()
-    seconds = {"load": load_seconds, **ctx.seconds, "mixtures": time.perf_counter() - finishing,
-               "total": time.perf_counter() - started}
-    write_json(out / "timings.json", {
-        "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        "problems_per_second_prepare_verify": round(
-            len(loaded.problems) / max(1e-9, load_seconds + seconds["prepare"] + seconds["verify"]), 2),
-        "computed_shards": ctx.computed, "reused_shards": ctx.reused,
-        "llm_requests_sent": 0 if llm is None else llm.requests_sent,
-        "llm_cache_hits": 0 if llm is None else llm.cache_hits,
-        "mixture_tokens": {k: v["tokens"] for k, v in mixtures.items()},
-    })
-    return MTSRun(out=out, stats=stats, cot_skipped=llm is None, computed=ctx.computed, reused=ctx.reused,
-                  seconds=seconds, images_missing=len(writer.images_missing))
-
+    seconds = {
+        "load": load_seconds,
+        **ctx.seconds,
+        "mixtures": time.perf_counter() - finishing,
+        "total": time.perf_counter() - started,
+    }
+    write_json(
+        out / "timings.json",
+        {
+            "seconds": {k: round(v, 3) for k, v in seconds.items()},
+            "problems_per_second_prepare_verify": round(
+                len(loaded.problems) / max(1e-9, load_seconds + seconds["prepare"] + seconds["verify"]), 2
+            ),
+            "computed_shards": ctx.computed,
+            "reused_shards": ctx.reused,
+            "llm_requests_sent": 0 if llm is None else llm.requests_sent,
+            "llm_cache_hits": 0 if llm is None else llm.cache_hits,
+            "mixture_tokens": {k: v["tokens"] for k, v in mixtures.items()},
+        },
+    )
+    return MTSRun(
+        out=out,
+        stats=stats,
+        cot_skipped=llm is None,
+        computed=ctx.computed,
+        reused=ctx.reused,
+        seconds=seconds,
+        images_missing=len(writer.images_missing),
+    )

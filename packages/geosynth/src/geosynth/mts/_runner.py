@@ -128,8 +128,14 @@ class RayRunner:
             address = os.environ.get("RAY_ADDRESS")
             local: dict[str, Any] = {} if address else {"num_cpus": jobs, "include_dashboard": False}
             try:
-                ray.init(address=address, runtime_env=None, ignore_reinit_error=True, log_to_driver=False,
-                         logging_level=logging.WARNING, **local)
+                ray.init(
+                    address=address,
+                    runtime_env=None,
+                    ignore_reinit_error=True,
+                    log_to_driver=False,
+                    logging_level=logging.WARNING,
+                    **local,
+                )
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise MTSWorkerError(f"cannot start or reach Ray (RAY_ADDRESS={address!r}): {exc}") from exc
         self.limits = limits
@@ -140,8 +146,10 @@ class RayRunner:
             ray.get([a.ready.remote() for a in self._actors], timeout=RAY_START_SECONDS)
         except (TimeoutError, ray.exceptions.RayError) as exc:  # not up in time, or died while starting
             self.close()
-            raise MTSWorkerError(f"the {jobs} Ray sandbox actors did not start within {RAY_START_SECONDS:.0f} s "
-                                 f"({type(exc).__name__}: {exc})") from exc
+            raise MTSWorkerError(
+                f"the {jobs} Ray sandbox actors did not start within {RAY_START_SECONDS:.0f} s "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
         self._pool: Any = importlib.import_module("ray.util").ActorPool(self._actors)
 
     def run(self, scripts: Sequence[str]) -> list[SandboxResult]:
@@ -154,7 +162,7 @@ class RayRunner:
             return []
         order = sorted(range(len(scripts)), key=lambda i: -_expected_cost(scripts[i]))
         size = max(1, len(scripts) // (4 * len(self._actors)))
-        chunks = [[scripts[i] for i in order[k:k + size]] for k in range(0, len(order), size)]
+        chunks = [[scripts[i] for i in order[k : k + size]] for k in range(0, len(order), size)]
         # in order, the next chunk waits at most for the chunks already running, then runs itself
         wait = 2 * size * (self.limits.wall_seconds + 1) + 30
         for chunk in chunks:
@@ -229,12 +237,13 @@ class RaySampler:
         if not requests:
             return []
         size = -(-len(requests) // self.tasks)
-        parts = [list(requests[k:k + size]) for k in range(0, len(requests), size)]
+        parts = [list(requests[k : k + size]) for k in range(0, len(requests), size)]
         c = self.config
         wait = c.timeout * (c.max_retries + 1) * -(-size // c.max_concurrency) + 60
         try:
             answers: list[list[list[Completion]]] = self._ray.get(
-                [self._remote.remote(c, part) for part in parts], timeout=wait)
+                [self._remote.remote(c, part) for part in parts], timeout=wait
+            )
         except TimeoutError as exc:
             raise MTSLLMError(f"LLM {c.model!r}: a Ray task gave no replies within {wait:.0f} s") from exc
         except self._ray.exceptions.RayError as exc:

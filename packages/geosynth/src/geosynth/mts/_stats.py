@@ -77,17 +77,37 @@ def compute_stats(out: Path) -> DatasetStats:
     drops: Counter[str] = Counter(row["reason"] for row in _lines(out / "drops.jsonl"))
     mts = traces["pal"] + traces["cot_program"] + traces["cot_pal"]
     return DatasetStats(
-        dataset=manifest["input"]["name"], split=manifest["split"], records=manifest["input"]["records"],
-        problems=manifest["input"]["problems"], traces=traces, mts=mts, mts_all=mts + traces["program"],
-        pal_verified=traces["pal"], pal_failed=drops["pal_failed"] + drops["pal_mismatch"] + drops["pal_translation"],
-        cot_pal_by_pass={k: passes[k] for k in sorted(passes, key=int)}, cot_pal_failed=drops["cot_pal_failed"],
-        cot_program_mismatched=drops["cot_program_mismatch"], drops=dict(sorted(drops.items())),
+        dataset=manifest["input"]["name"],
+        split=manifest["split"],
+        records=manifest["input"]["records"],
+        problems=manifest["input"]["problems"],
+        traces=traces,
+        mts=mts,
+        mts_all=mts + traces["program"],
+        pal_verified=traces["pal"],
+        pal_failed=drops["pal_failed"] + drops["pal_mismatch"] + drops["pal_translation"],
+        cot_pal_by_pass={k: passes[k] for k in sorted(passes, key=int)},
+        cot_pal_failed=drops["cot_pal_failed"],
+        cot_program_mismatched=drops["cot_program_mismatch"],
+        drops=dict(sorted(drops.items())),
         llm=manifest["llm"],
     )
 
 
-_COLUMNS = ("Dataset", "Split", "Records", "#Program", "#PAL", "#CoT-Program", "#CoT-PAL", "#MTS", "#MTS-All",
-            "PAL fail", "CoT-PAL by pass", "CoT-PAL fail")
+_COLUMNS = (
+    "Dataset",
+    "Split",
+    "Records",
+    "#Program",
+    "#PAL",
+    "#CoT-Program",
+    "#CoT-PAL",
+    "#MTS",
+    "#MTS-All",
+    "PAL fail",
+    "CoT-PAL by pass",
+    "CoT-PAL fail",
+)
 
 
 def _row(s: DatasetStats) -> list[str]:
@@ -96,9 +116,20 @@ def _row(s: DatasetStats) -> list[str]:
     def cot(n: int) -> str:
         return str(n) if s.llm else "skipped"
 
-    return [s.dataset, s.split, str(s.records), str(s.traces["program"]), str(s.traces["pal"]),
-            cot(s.traces["cot_program"]), cot(s.traces["cot_pal"]), str(s.mts), str(s.mts_all), str(s.pal_failed),
-            by_pass, cot(s.cot_pal_failed)]
+    return [
+        s.dataset,
+        s.split,
+        str(s.records),
+        str(s.traces["program"]),
+        str(s.traces["pal"]),
+        cot(s.traces["cot_program"]),
+        cot(s.traces["cot_pal"]),
+        str(s.mts),
+        str(s.mts_all),
+        str(s.pal_failed),
+        by_pass,
+        cot(s.cot_pal_failed),
+    ]
 
 
 def format_stats_table(stats: Sequence[DatasetStats]) -> list[list[str]]:

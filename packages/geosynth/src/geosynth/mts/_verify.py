@@ -12,7 +12,15 @@ from geodsl.sandbox import SandboxResult
 from geosynth.mts._models import DROP_REASONS, Drop, DropReason, SourceProblem, Trace, TraceType
 from geosynth.mts._runner import ScriptRunner
 
-__all__ = ("check_answer", "drop_row", "executor_verdict", "explain_program", "pal_shard", "trace_row", "verify_shard")
+__all__ = (
+    "check_answer",
+    "drop_row",
+    "executor_verdict",
+    "explain_program",
+    "pal_shard",
+    "trace_row",
+    "verify_shard",
+)
 
 #: What the native executor's failure says about the problem, by error class (most specific first).
 _EXECUTOR_VERDICTS: tuple[tuple[type[geodsl.GeoDSLError], str], ...] = (
@@ -104,7 +112,9 @@ def pal_shard(problems: Sequence[SourceProblem]) -> list[dict[str, Any]]:
         try:
             script = geodsl.to_pal(p.expression, p.numbers)
         except geodsl.GeoDSLError as exc:
-            rows.append(drop_row(p.id, "prepare", "pal_translation", f"no PAL script: {executor_verdict(exc)}"))
+            rows.append(
+                drop_row(p.id, "prepare", "pal_translation", f"no PAL script: {executor_verdict(exc)}")
+            )
             continue
         rows.append({"id": p.id, "pal": script})
     return rows
