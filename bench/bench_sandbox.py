@@ -143,6 +143,20 @@ def pal_from_examples(n: int) -> list[str]:
     return [scripts[i % len(scripts)] for i in range(n)]
 
 
+def pal_from_pgps9k(n: int) -> list[str]:
+    """Real PAL over the real data: ``geodsl.to_pal`` of the first n PGPS9K test programs (needs ../shared)."""
+    import os
+
+    import geodsl
+    from geodsl.data import load_pgps
+
+    shared = Path(os.environ.get("GEO_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
+    path = shared / "data" / "pgps" / "pgps9k_test.json"
+    if not path.is_file():
+        raise SystemExit(f"--source pgps9k needs {path} (set GEO_SHARED)")
+    return [geodsl.to_pal(r.expression, r.numbers) for r in load_pgps(path)[:n]]
+
+
 def run_fresh_processes(scripts: list[str], jobs: int, timeout: float) -> tuple[float, list[float | None]]:
     """One ``python -I script.py`` per script, ``jobs`` at a time; returns (seconds, answers)."""
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
@@ -181,12 +195,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--source",
-        choices=("synthetic", "examples"),
+        choices=("synthetic", "examples", "pgps9k"),
         default="synthetic",
         help="synthetic templates, or geodsl.to_pal over the PGPS examples in tests/geodsl/data",
     )
     args = parser.parse_args()
-    scripts = make_scripts(args.n, args.seed) if args.source == "synthetic" else pal_from_examples(args.n)
+    sources = {
+        "synthetic": lambda: make_scripts(args.n, args.seed),
+        "examples": lambda: pal_from_examples(args.n),
+        "pgps9k": lambda: pal_from_pgps9k(args.n),
+    }
+    scripts = sources[args.source]()
     baseline_n = min(args.baseline_n or args.n, args.n)
     limits = SandboxLimits(wall_seconds=30.0, cpu_seconds=30.0)
 
