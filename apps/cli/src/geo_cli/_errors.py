@@ -40,6 +40,7 @@ def _families() -> list[tuple[type[BaseException], int]]:
         (geotrain.ConfigError, EXIT_USER),
         (geotrain.DataError, EXIT_USER),
         (geotrain.MissingExtraError, EXIT_USER),
+        (geosynth.ProblemSyntaxError, EXIT_USER),
         (geodsl.GeoDSLError, EXIT_RUNTIME),
         (geotts.GeoTTSError, EXIT_RUNTIME),
         (geosynth.GeoSynthError, EXIT_RUNTIME),

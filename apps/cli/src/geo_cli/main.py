@@ -12,6 +12,7 @@ import typer
 
 from geo_cli import __version__
 from geo_cli.dsl import app as dsl_app
+from geo_cli.engine import app as engine_app
 from geo_cli.pipeline_cmd import app as pipeline_app
 from geo_cli.prm import app as prm_app
 from geo_cli.synth import app as synth_app
@@ -28,6 +29,7 @@ app = typer.Typer(
 app.add_typer(dsl_app, name="dsl")
 app.add_typer(tts_app, name="tts")
 app.add_typer(synth_app, name="synth")
+app.add_typer(engine_app, name="engine")
 app.add_typer(prm_app, name="prm")
 app.add_typer(train_app, name="train")
 app.add_typer(pipeline_app, name="pipeline")

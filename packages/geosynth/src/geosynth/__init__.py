@@ -3,7 +3,9 @@
 Phase 1 of the engine: the formal language (relations over named points in canonical form, composite
 shapes, quantities and linear equations), the AlphaGeometry/JGEX problem format, construction
 definitions as data, a numeric realiser with an injected RNG, extraction of diagrammatic relations,
-and a first deductive core (rules as data compiled to SQLite joins over union-find classes).
+a deductive core (rules as data compiled to SQLite joins over union-find classes) alternating with
+an exact algebraic system (angle and ratio chasing by Gaussian elimination), solving with per-problem
+worker processes, and proofs traced from the givens to the goal.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ from geosynth._shapes import (
     Square,
     Trapezoid,
 )
+from geosynth._solve import ProofStep, SolveResult, format_proof, proof_steps, solve_all
+from geosynth._solve import solve as solve_one
 from geosynth.errors import (
     ConstructionFailed,
     DefinitionError,
@@ -113,6 +117,7 @@ __all__ = (
     "Perpendicular",
     "Problem",
     "ProblemSyntaxError",
+    "ProofStep",
     "RatioConstant",
     "Rectangle",
     "Relation",
@@ -123,6 +128,7 @@ __all__ = (
     "SameSide",
     "Shape",
     "SimilarTriangles",
+    "SolveResult",
     "Square",
     "Statement",
     "Term",
@@ -137,6 +143,7 @@ __all__ = (
     "diagrammatic_relations",
     "equation_holds",
     "format_problem",
+    "format_proof",
     "holds",
     "load_definitions",
     "load_problems",
@@ -144,9 +151,12 @@ __all__ = (
     "parse_definitions",
     "parse_problem",
     "parse_rules",
+    "proof_steps",
     "quantity_value",
     "realise",
     "relation_text",
+    "solve_all",
+    "solve_one",
     "undirected_equation",
 )
 __version__ = "0.1.0"

@@ -14,12 +14,15 @@ system) do not compile: :func:`compile_rule` returns ``None``.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from geosynth._algebra import algebra_findings
+from geosynth._chasing import triangle_angle_forms
 from geosynth._definitions import Statement
 from geosynth._factstore import FactStore
 from geosynth._geometry import Vec
@@ -31,12 +34,17 @@ from geosynth._relations import (
     CircleThrough,
     Collinear,
     Concyclic,
+    CongruentTriangles,
+    DirectedAngleConstant,
     EqualLength,
     EqualLineAngles,
+    EqualRatios,
     Midpoint,
     Parallel,
     Perpendicular,
+    RatioConstant,
     Relation,
+    SimilarTriangles,
 )
 from geosynth._rules import Rule, load_rules, parse_rule
 from geosynth._shapes import AnyRelation
@@ -163,6 +171,21 @@ def _eqangle_implied(store: FactStore, rel: Relation) -> bool:
     return all(store.angles_equal(*form) for form in _angle_forms(store, rel))
 
 
+def _apply_triangles(store: FactStore, rel: Relation) -> bool:
+    """Similar (or congruent) triangles: equal angles, and equal sides when congruent; remembered."""
+    if rel in store.triangles:
+        return False
+    store.triangles.add(rel)
+    mirrored = getattr(rel, "orientation", "same") == "opposite"
+    for first, second in triangle_angle_forms(rel.points, mirrored):
+        _apply_eqangle(store, EqualLineAngles.of(*first, *second))
+    if isinstance(rel, CongruentTriangles):
+        a, b, c, d, e, f = rel.points
+        for s, t in (((a, b), (d, e)), ((b, c), (e, f)), ((c, a), (f, d))):
+            store.merge_lengths(store.length_of(*s), store.length_of(*t))
+    return True
+
+
 @dataclass(frozen=True)
 class _Kind:
     """How the store holds one relation class: record it, and test whether it is already implied."""
@@ -193,6 +216,8 @@ KINDS: dict[type[Relation], _Kind] = {
     CircleThrough: _Kind(
         _apply_circle_through, lambda s, r: len({s.length_of(r.points[0], p) for p in r.points[1:]}) == 1
     ),
+    SimilarTriangles: _Kind(_apply_triangles, lambda s, r: r in s.triangles),
+    CongruentTriangles: _Kind(_apply_triangles, lambda s, r: r in s.triangles),
 }
 """Relations the store can hold, each with how to add it and how to test it."""
 
@@ -282,6 +307,12 @@ def _conclusion_kind(name: str) -> type[Relation] | None:
         "cyclic": Concyclic,
         "eqangle": EqualLineAngles,
         "eqangle6": EqualLineAngles,
+        "simtri": SimilarTriangles,
+        "simtri2": SimilarTriangles,
+        "simtri*": SimilarTriangles,
+        "contri": CongruentTriangles,
+        "contri2": CongruentTriangles,
+        "contri*": CongruentTriangles,
     }
     return sample.get(name)
 
@@ -312,6 +343,8 @@ class Deduction(BaseModel):
     """Passes over the rules."""
     rejected: int
     """Rule conclusions refused because they fail numerically on the diagram (degenerate instances)."""
+    diagram: Diagram | None = None
+    """The diagram the search ran on (the algebra's lifting; tracing proofs)."""
 
 
 def _instantiate(name: str, args: tuple[str, ...], binding: dict[str, str]) -> Relation | None:
@@ -341,6 +374,10 @@ class _Numeric:
         return verdict
 
 
+ALGEBRA_FACTS = (DirectedAngleConstant, EqualRatios, RatioConstant, SimilarTriangles, CongruentTriangles)
+"""Construction facts the store cannot hold but the algebraic system reads."""
+
+
 def _load_givens(store: FactStore, problem: Problem) -> list[Relation]:
     givens: list[Relation] = []
     for step in compile_problem(problem):
@@ -349,10 +386,14 @@ def _load_givens(store: FactStore, problem: Problem) -> list[Relation]:
             if kind is not None:
                 kind.apply(store, fact)
                 givens.append(fact)
+            elif isinstance(fact, ALGEBRA_FACTS):
+                givens.append(fact)
     return givens
 
 
-def _goal_implied(store: FactStore, goal: Relation | None) -> bool:
+def _goal_implied(store: FactStore, goal: Relation | None, derivations: list[Derivation]) -> bool:
+    if goal is not None and derivations and derivations[-1].fact == goal:
+        return True  # the algebra states goals the store cannot hold (eqratio) as a last derivation
     if isinstance(goal, EqualLineAngles):  # either equivalent form proves it
         return any(store.angles_equal(*form) for form in _angle_forms(store, goal))
     kind = None if goal is None else KINDS.get(type(goal))
@@ -364,6 +405,24 @@ def _side_condition(statement: Statement, binding: dict[str, str], numeric: _Num
     return relation is not None and numeric.holds(relation)
 
 
+def _oriented(fact: Relation | None, numeric: _Numeric) -> Relation | None:
+    """A triangle pair of unknown orientation made definite by the diagram (kept as is otherwise).
+
+    ``None`` for a triangle paired with itself vertex for vertex (true of any triangle, so not a fact).
+    """
+    if not isinstance(fact, SimilarTriangles | CongruentTriangles):
+        return fact
+    if fact.points[:3] == fact.points[3:]:
+        return None  # a triangle matched with itself, vertex for vertex: says nothing
+    if fact.orientation != "any":
+        return fact
+    for orientation in ("same", "opposite"):
+        definite = type(fact).of(*fact.points, orientation=orientation)
+        if numeric.holds(definite):
+            return definite
+    return fact
+
+
 def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[list[Derivation], int]:
     added: list[Derivation] = []
     rejected = 0
@@ -372,7 +431,7 @@ def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[
         if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
             continue
         for conclusion in compiled.rule.conclusions:
-            fact = _instantiate(conclusion.name, conclusion.args, binding)
+            fact = _oriented(_instantiate(conclusion.name, conclusion.args, binding), numeric)
             if fact is None or KINDS[type(fact)].implied(store, fact):
                 continue
             if not numeric.holds(fact):
@@ -388,20 +447,54 @@ def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[
     return added, rejected
 
 
+def _algebra_pass(
+    store: FactStore, numeric: _Numeric, facts: list[Relation], goal: Relation | None
+) -> tuple[list[Derivation], int]:
+    """One run of the algebraic system over every fact so far; new facts are gated and applied."""
+    added: list[Derivation] = []
+    rejected = 0
+    for finding in algebra_findings(store, numeric.coords, facts, goal):
+        fact = finding.fact
+        kind = KINDS.get(type(fact))
+        if kind is not None and kind.implied(store, fact):
+            continue
+        if not numeric.holds(fact):
+            rejected += 1
+            continue
+        if kind is not None:
+            kind.apply(store, fact)
+        premises = tuple(facts[i] for i in sorted(finding.sources))
+        added.append(Derivation.model_validate({"fact": fact, "rule": finding.rule, "premises": premises}))
+    return added, rejected
+
+
 def deduce(
-    problem: Problem, diagram: Diagram, rules: tuple[Rule, ...] | None = None, max_rounds: int = 20
+    problem: Problem,
+    diagram: Diagram,
+    rules: tuple[Rule, ...] | None = None,
+    max_rounds: int = 100,
+    *,
+    algebra: bool = True,
+    time_limit: float | None = None,
 ) -> Deduction:
-    """Run the compiled rules over a problem's construction facts until nothing new or the goal holds.
+    """Alternate the compiled rules and the algebraic system until the goal holds or nothing is new.
+
+    Each round passes once over the rules; a round that adds nothing hands over to the algebraic system
+    (angle and ratio chasing over every fact so far), whose findings start the next round. The search
+    stops at the goal, at closure (neither adds anything), after ``max_rounds`` or past ``time_limit``.
 
     Args:
         problem: The problem (its constructions give the initial facts).
         diagram: A realised diagram of it (diagrammatic side conditions and the numeric gate).
         rules: The rules; the bundled ``rules.txt`` when ``None``. :data:`DEFINITION_RULES` always apply.
         max_rounds: Cap on passes over the rule set.
+        algebra: Whether to run the algebraic system (``False``: rules only, as in phase 1).
+        time_limit: Seconds after which no new round starts (``None``: no limit).
 
     Returns:
         Whether the goal was proved, with every derivation.
     """
+    start = time.perf_counter()
     store = FactStore(problem.points)
     givens = _load_givens(store, problem)
     chosen = (load_rules() if rules is None else rules) + DEFINITION_RULES
@@ -409,21 +502,30 @@ def deduce(
     derivations: list[Derivation] = []
     numeric = _Numeric(diagram)
     rejected, rounds = 0, 0
-    while rounds < max_rounds and not _goal_implied(store, problem.goal):
+    while rounds < max_rounds and not _goal_implied(store, problem.goal, derivations):
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            break
         rounds += 1
         before = len(derivations)
         for rule in compiled:
             added, refused = _fire(store, rule, numeric)
             derivations.extend(added)
             rejected += refused
+        if len(derivations) == before and algebra:
+            added, refused = _algebra_pass(
+                store, numeric, [*givens, *(d.fact for d in derivations)], problem.goal
+            )
+            derivations.extend(added)
+            rejected += refused
         if len(derivations) == before:
             break
     return Deduction.model_validate(
         {
-            "proved": _goal_implied(store, problem.goal),
+            "proved": _goal_implied(store, problem.goal, derivations),
             "givens": tuple(givens),
             "derivations": tuple(derivations),
             "rounds": rounds,
             "rejected": rejected,
+            "diagram": diagram,
         }
     )

@@ -42,6 +42,10 @@ CREATE INDEX ang_g ON ang (g);
 """
 
 
+SWAP_BUDGET = 4000
+"""Most swapped angle equalities one :meth:`FactStore.add_equal_angles` call follows."""
+
+
 class UnionFind:
     """Disjoint sets over integer ids; the smaller id represents a merged class."""
 
@@ -80,6 +84,8 @@ class FactStore:
             UnionFind(),
             UnionFind(),
         )
+        self.triangles: set[object] = set()
+        """Similar and congruent triangle pairs known (relations; the algebra reads their ratios)."""
         self._next_circle = 0
         self._next_angle = 0
         self._zero_angles: set[int] = set()
@@ -207,10 +213,13 @@ class FactStore:
 
         With the equality come its mirror (``angle(second[::-1])``...) and, for every pair of angles
         already equal to each side, the swapped equality: ``angle(a, b) = angle(c, d)`` gives
-        ``angle(a, c) = angle(b, d)``. Returns whether anything was new.
+        ``angle(a, c) = angle(b, d)``. The swapped forms are followed for at most
+        :data:`SWAP_BUDGET` pairs per call (large classes make them quadratic; the algebraic system
+        derives any equality left out). Returns whether anything was new.
         """
         work = [(first, second)]
         changed = False
+        budget = SWAP_BUDGET
         while work:
             f, s = work.pop()
             f, s = self._reps(f), self._reps(s)
@@ -227,7 +236,9 @@ class FactStore:
             changed = True
             for pair in pending:
                 self.merge_dirs(*pair)
-            work.extend(((a, c), (b, d)) for a, b in left for c, d in right)
+            if len(left) * len(right) <= budget:
+                budget -= len(left) * len(right)
+                work.extend(((a, c), (b, d)) for a, b in left for c, d in right)
         return changed
 
     def _members(self, g: int) -> list[tuple[int, int]]:

@@ -1,0 +1,52 @@
+"""One run of the algebraic system: build the angle and ratio systems from the facts, read off what is new.
+
+The deductive loop (:func:`geosynth.deduce`) calls :func:`algebra_findings` whenever a pass over the rules
+adds nothing; the findings it returns are gated numerically and fed back to the fact store, so the rules
+see them on the next pass.
+"""
+
+from __future__ import annotations
+
+from geosynth._chasing import (
+    Finding,
+    angle_findings,
+    build_systems,
+    direction_findings,
+    goal_sources,
+    length_findings,
+    vertex_angles,
+)
+from geosynth._factstore import FactStore
+from geosynth._geometry import Vec
+from geosynth._relations import Relation
+from geosynth._triangles import triangle_findings
+
+__all__ = ("Finding", "algebra_findings")
+
+
+def algebra_findings(
+    store: FactStore, coords: dict[str, Vec], facts: list[Relation], goal: Relation | None
+) -> list[Finding]:
+    """Facts the elimination derives from ``facts`` that the store may not hold yet.
+
+    Args:
+        store: The fact store (its line classes are the angle variables; its classes filter findings).
+        coords: The diagram's coordinates (lifting directed angles; representative directions).
+        facts: Every fact so far; a finding's ``sources`` index into this list, which may grow (the
+            parallels and collinearities behind ratio equations of parallel cuts are appended).
+        goal: The problem's goal: when the algebra implies it, it is the last finding.
+
+    Returns:
+        Parallels and perpendiculars, equal angles at named points, congruent segments, similar and
+        congruent triangles, then the goal.
+    """
+    angles, ratios = build_systems(store, coords, facts)
+    found = direction_findings(angles)
+    found += angle_findings(store, angles, vertex_angles(store, angles, ()))
+    found += length_findings(store, ratios)
+    found += triangle_findings(angles, ratios, coords, store.triangles)
+    if goal is not None:
+        verdict = goal_sources(goal, angles, ratios)
+        if verdict is not None:
+            found.append(Finding(goal, verdict[0], verdict[1]))
+    return found

@@ -1,0 +1,105 @@
+"""Similar and congruent triangles read off the algebraic systems (side-side-side and side-angle-side).
+
+Rules r39-r41 of ``rules.txt`` take ratio equalities as premises, which the fact store does not hold as
+a table; the reduced forms of the ratio and angle systems answer the same questions directly. Each
+ordered triangle ``a b c`` gets two keys: the reduced log-ratios ``|a b| / |b c|`` and ``|b c| / |c a|``
+(SSS), and the reduced ``|b a| / |b c|`` with the directed angle at ``b`` (SAS; the angle negated for a
+mirrored match). Triangles whose keys agree are similar with that correspondence; when, in addition, a
+pair of corresponding sides reduces to the same length, they are congruent.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from geosynth._chasing import DEG, AngleSystem, Finding, RatioSystem
+from geosynth._elimination import Expr, Reduced
+from geosynth._geometry import Vec
+from geosynth._numeric import holds
+from geosynth._relations import CongruentTriangles, Relation, SimilarTriangles
+
+SIMILARITY_RULE = "similar triangles (ratios)"
+"""The rule name recorded for triangles found similar or congruent by the systems."""
+MAX_POINTS = 24
+"""Problems with more points skip this search (its cost grows with the cube of the points)."""
+
+Triple = tuple[str, str, str]
+Key = tuple[object, ...]
+
+
+def _full(reduced: Reduced) -> Key:
+    items: list[tuple[object, Fraction]] = list(reduced.expr.items())
+    items.sort(key=lambda t: repr(t[0]))
+    return tuple(items)
+
+
+def _ratio(ratios: RatioSystem, a: str, b: str, c: str, d: str) -> Reduced:
+    expr: Expr = ratios.ratio(a, b, c, d)
+    return ratios.system.reduce(expr)
+
+
+def _angle_key(angles: AngleSystem, reduced: Reduced, sign: int) -> Key:
+    units = angles.system.units
+    body = tuple((v, sign * c) for v, c in reduced.key(units))
+    constant = (sign * reduced.constant(units).get(DEG, Fraction(0))) % 180
+    return (body, constant)
+
+
+def _definite(fact: Relation, coords: dict[str, Vec]) -> Relation | None:
+    cls = type(fact)
+    for orientation in ("same", "opposite"):
+        candidate = cls.of(*fact.points, orientation=orientation)
+        if holds(candidate, coords):
+            return candidate
+    return None
+
+
+class _Search:
+    def __init__(self, angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec]) -> None:
+        self.angles, self.ratios, self.coords = angles, ratios, coords
+        self.found: dict[Relation, frozenset[int]] = {}
+
+    def pair(self, t1: Triple, t2: Triple, sources: frozenset[int], known: set[object]) -> None:
+        if set(t1) == set(t2):
+            return
+        same_side = _ratio(self.ratios, t1[0], t1[1], t2[0], t2[1])
+        congruent = not same_side.expr
+        cls = CongruentTriangles if congruent else SimilarTriangles
+        fact = _definite(cls.of(*t1, *t2), self.coords)
+        if fact is None or fact in known or fact in self.found:
+            return
+        self.found[fact] = sources | (same_side.sources if congruent else frozenset())
+
+    def run(self, points: tuple[str, ...], known: set[object]) -> None:
+        sss: dict[Key, tuple[Triple, frozenset[int]]] = {}
+        sas: dict[Key, tuple[Triple, frozenset[int]]] = {}
+        for a, b, c in itertools.permutations(points, 3):
+            store = self.angles.store
+            if store.line_of(a, b) == store.line_of(b, c):
+                continue
+            r1, r2 = _ratio(self.ratios, a, b, b, c), _ratio(self.ratios, b, c, c, a)
+            key = (_full(r1), _full(r2))
+            head = sss.setdefault(key, ((a, b, c), r1.sources | r2.sources))
+            if head[0] != (a, b, c):
+                self.pair(head[0], (a, b, c), head[1] | r1.sources | r2.sources, known)
+            turn = self.angles.angle(store.line_of(b, a), store.line_of(b, c))
+            ratio = _ratio(self.ratios, b, a, b, c)
+            sources = ratio.sources | turn.sources
+            for sign in (1, -1):
+                found = sas.get((_full(ratio), _angle_key(self.angles, turn, sign)))
+                if found is not None and found[0] != (a, b, c):
+                    self.pair(found[0], (a, b, c), found[1] | sources, known)
+            sas.setdefault((_full(ratio), _angle_key(self.angles, turn, 1)), ((a, b, c), sources))
+
+
+def triangle_findings(
+    angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec], known: set[object]
+) -> list[Finding]:
+    """Similar and congruent triangle pairs the systems imply that ``known`` does not hold yet."""
+    points = angles.store.points
+    if len(points) > MAX_POINTS:
+        return []
+    search = _Search(angles, ratios, coords)
+    search.run(points, known)
+    return [Finding(fact, SIMILARITY_RULE, sources) for fact, sources in search.found.items()]

@@ -1,0 +1,68 @@
+"""`geo engine solve` and `geo engine prove` on a Typer app that mounts the engine sub-app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from geo_cli.engine import app as engine_app
+
+runner = CliRunner()
+app = typer.Typer()
+app.add_typer(engine_app, name="engine")
+DATA = Path(__file__).resolve().parents[1] / "geosynth" / "data"
+
+MIDLINES = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c; f = midpoint f b c ? eqangle d e d f c b c a"
+FALSE_GOAL = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? perp d e a b"
+
+
+def test_solve_writes_one_json_line_per_problem_in_input_order(tmp_path: Path) -> None:
+    jgex = (DATA / "jgex_sample.txt").read_text().splitlines()
+    text = "\n".join(["midlines", MIDLINES, "never", FALSE_GOAL, *jgex[:4]]) + "\n"
+    (tmp_path / "problems.txt").write_text(text)
+    result = runner.invoke(
+        app, ["engine", "solve", str(tmp_path / "problems.txt"), "--jobs", "2", "--timeout", "30"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["name"] for r in rows] == ["midlines", "never", jgex[0], jgex[2]]
+    assert rows[0]["solved"] and rows[0]["answer"] is None and rows[0]["steps"] > 3
+    assert set(rows[0]) == {"name", "solved", "answer", "seconds", "steps"}
+    # The false goal never holds on a diagram: reported, and the batch goes on.
+    assert not rows[1]["solved"] and "does not hold" in rows[1]["error"]
+    assert rows[2]["solved"] and rows[3]["solved"]
+
+
+def test_a_problem_past_the_time_limit_is_reported_as_timed_out(tmp_path: Path) -> None:
+    imo = (DATA / "imo_sample.txt").read_text().splitlines()[2:4]  # IMO 2000 P6: slow, unsolved
+    (tmp_path / "slow.txt").write_text("\n".join([*imo, "midlines", MIDLINES]) + "\n")
+    result = runner.invoke(app, ["engine", "solve", str(tmp_path / "slow.txt"), "--timeout", "0.5"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows[0]["timed_out"] and not rows[0]["solved"]
+    assert rows[1]["name"] == "midlines"
+
+
+def test_prove_prints_numbered_steps_from_givens_to_goal() -> None:
+    result = runner.invoke(app, ["engine", "prove", MIDLINES])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1. ") and "[given]" in lines[0]
+    assert lines[-1].startswith(f"{len(lines)}. eqangle")
+    assert "r07 from" in result.stdout
+
+
+def test_prove_reports_bad_input_in_one_line_naming_the_clause() -> None:
+    bad = runner.invoke(app, ["engine", "prove", "a b c = triangle a b c; d = foo d a b ? para a b c d"])
+    assert bad.exit_code == 1
+    assert "unknown construction 'foo'" in bad.output and "d = foo d a b" in bad.output
+    unproved = runner.invoke(app, ["engine", "prove", FALSE_GOAL])
+    assert unproved.exit_code != 0 and "does not hold" in unproved.output
+
+
+def test_solve_names_a_missing_file(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["engine", "solve", str(tmp_path / "nope.txt")])
+    assert result.exit_code == 1 and "nope.txt" in result.output
