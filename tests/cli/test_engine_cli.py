@@ -1,4 +1,4 @@
-"""`geo engine solve` and `geo engine prove` on a Typer app that mounts the engine sub-app."""
+"""`geo engine solve`, `prove` and `check` on a Typer app that mounts the engine sub-app."""
 
 from __future__ import annotations
 
@@ -46,13 +46,76 @@ def test_a_problem_past_the_time_limit_is_reported_as_timed_out(tmp_path: Path) 
     assert rows[1]["name"] == "midlines"
 
 
-def test_prove_prints_numbered_steps_from_givens_to_goal() -> None:
-    result = runner.invoke(app, ["engine", "prove", MIDLINES])
+def test_prove_raw_prints_numbered_steps_from_givens_to_goal() -> None:
+    result = runner.invoke(app, ["engine", "prove", MIDLINES, "--raw"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("1. ") and "[given]" in lines[0]
     assert lines[-1].startswith(f"{len(lines)}. eqangle")
     assert "r07 from" in result.stdout
+
+
+def test_prove_prints_a_textbook_proof_by_default_and_json_on_request() -> None:
+    text = runner.invoke(app, ["engine", "prove", MIDLINES])
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("1. Given: ")
+    assert "the midline of a triangle is parallel to its base" in text.stdout and "∥" in text.stdout
+    raw = runner.invoke(app, ["engine", "prove", MIDLINES, "--raw"]).stdout.splitlines()
+    assert len(lines) < len(raw)  # merged and folded
+    book = json.loads(runner.invoke(app, ["engine", "prove", MIDLINES, "--json"]).stdout)
+    assert [s["sentence"] for s in book["steps"]] == lines
+    assert book["steps"][-1]["facts"][-1].startswith("eqangle")
+    data = json.loads(runner.invoke(app, ["engine", "prove", MIDLINES, "--json", "--raw"]).stdout)
+    assert len(data["steps"]) == len(raw) and data["steps"][0]["rule"] == "given"
+
+
+def _proofs_file(tmp_path: Path) -> Path:
+    (tmp_path / "problems.txt").write_text("\n".join(["midlines", MIDLINES, "never", FALSE_GOAL]) + "\n")
+    out = tmp_path / "proofs.jsonl"
+    result = runner.invoke(
+        app, ["engine", "solve", str(tmp_path / "problems.txt"), "--proofs", str(out), "--timeout", "30"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert set(rows[0]) == {"name", "solved", "answer", "seconds", "steps"}  # stdout unchanged
+    return out
+
+
+def test_solve_writes_proofs_that_check_replays(tmp_path: Path) -> None:
+    out = _proofs_file(tmp_path)
+    proofs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [p["name"] for p in proofs] == ["midlines"]  # one per solved problem
+    assert "? eqangle" in proofs[0]["problem"]
+    checked = runner.invoke(app, ["engine", "check", str(out)])
+    assert checked.exit_code == 0, checked.output
+    assert checked.stdout.strip() == f"midlines: ok ({len(proofs[0]['steps'])} steps)"
+
+
+def test_check_names_the_failing_step_of_a_tampered_proof(tmp_path: Path) -> None:
+    out = _proofs_file(tmp_path)
+    proof = json.loads(out.read_text())
+    good = json.dumps(proof)
+    step = next(s for s in reversed(proof["steps"]) if s["rule"] == "r07")
+    step["premises"] = step["premises"][:1]
+    (tmp_path / "two.jsonl").write_text(good + "\n" + json.dumps(proof | {"name": "tampered"}) + "\n")
+    checked = runner.invoke(app, ["engine", "check", str(tmp_path / "two.jsonl")])
+    assert checked.exit_code == 1
+    lines = checked.stdout.splitlines()
+    assert lines[0].startswith("midlines: ok")
+    assert lines[1].startswith(f"tampered: failed at step {step['number']}: rule r07 does not give it")
+
+
+def test_check_reports_bad_input_in_one_line(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["engine", "check", str(tmp_path / "none.jsonl")])
+    assert missing.exit_code == 1 and "none.jsonl" in missing.output
+    (tmp_path / "bad.jsonl").write_text('{"name": "x", "problem": "a b c = triangle a b c ? coll a b c"}\n')
+    bad = runner.invoke(app, ["engine", "check", str(tmp_path / "bad.jsonl")])
+    assert bad.exit_code == 1 and "bad.jsonl:1: not a proof (steps" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1
+    (tmp_path / "junk.jsonl").write_text("not json\n")
+    junk = runner.invoke(app, ["engine", "check", str(tmp_path / "junk.jsonl")])
+    assert junk.exit_code == 1 and "junk.jsonl:1: not a proof" in junk.output
 
 
 def test_prove_reports_bad_input_in_one_line_naming_the_clause() -> None:

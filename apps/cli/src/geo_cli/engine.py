@@ -1,18 +1,25 @@
 """`geo engine`: the formal geometry engine (geosynth) on problem files and single problems.
 
-``geo engine solve FILE`` writes one JSON line per problem in input order; ``geo engine prove "LINE"``
-prints the numbered derivation of one problem's goal.
+``geo engine solve FILE`` writes one JSON line per problem in input order (and, with ``--proofs``, one
+proof per solved problem to a JSON-lines file); ``geo engine prove "LINE"`` prints the proof of one
+problem's goal (textbook form, ``--raw`` for the numbered derivation, ``--json`` for data);
+``geo engine check PROOFS.jsonl`` replays every proof of such a file, step by step.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from geo_cli._errors import EXIT_USER, fail, guarded
+
+if TYPE_CHECKING:
+    from geosynth import Problem
+    from geosynth._replay import Proof
 
 app = typer.Typer(
     help="The formal geometry engine (geosynth): solve benchmark files, print proofs.", no_args_is_help=True
@@ -24,6 +31,25 @@ def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
 
 
+def _problem_file(path: Path) -> list[Problem]:
+    from geosynth import load_problems
+
+    return load_problems(path)
+
+
+SOURCES: list[tuple[Callable[[Path], bool], Callable[[Path], list[Problem]]]] = [
+    (Path.is_file, _problem_file),
+]
+"""What ``solve`` accepts: (recognise the path, load its problems), tried in order (a folder kind goes here)."""
+
+
+def _load(path: Path) -> list[Problem]:
+    for accepts, load in SOURCES:
+        if accepts(path):
+            return load(path)
+    fail(f"no such problem file: {path}", EXIT_USER)
+
+
 @app.command("solve")
 @guarded
 def solve(
@@ -33,21 +59,31 @@ def solve(
     ] = 60.0,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Problems solved in parallel.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the diagram realiser.")] = 0,
+    proofs: Annotated[
+        Path | None,
+        typer.Option("--proofs", help="Write one proof per solved problem to this JSON-lines file."),
+    ] = None,
 ) -> None:
     """Solve every problem of FILE; one JSON line per problem: name, solved, answer, seconds, steps."""
-    from geosynth import load_problems, solve_all
+    from geosynth import solve_all
 
-    if not file.is_file():
-        fail(f"no such problem file: {file}", EXIT_USER)
-    problems = load_problems(file)
-    for result in solve_all(problems, timeout=timeout, jobs=jobs, seed=seed):
-        row = result.model_dump(include={"name", "solved", "answer", "seconds", "steps"})
-        row["seconds"] = round(result.seconds, 3)
-        if result.timed_out:
-            row["timed_out"] = True
-        if result.error is not None:
-            row["error"] = result.error
-        typer.echo(json.dumps(row))
+    problems = _load(file)
+    sink = None if proofs is None else proofs.open("w", encoding="utf-8")
+    try:
+        for result in solve_all(problems, timeout=timeout, jobs=jobs, seed=seed):
+            row = result.model_dump(include={"name", "solved", "answer", "seconds", "steps"})
+            row["seconds"] = round(result.seconds, 3)
+            if result.timed_out:
+                row["timed_out"] = True
+            if result.error is not None:
+                row["error"] = result.error
+            typer.echo(json.dumps(row))
+            if sink is not None and result.proof is not None:
+                sink.write(result.proof.model_dump_json() + "\n")
+                sink.flush()
+    finally:
+        if sink is not None:
+            sink.close()
 
 
 @app.command("prove")
@@ -58,9 +94,15 @@ def prove(
     ],
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds of search.")] = 60.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the diagram realiser.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the proof as one JSON object.")] = False,
+    raw: Annotated[
+        bool,
+        typer.Option("--raw", help="The numbered derivation (every step, rule ids) instead of sentences."),
+    ] = False,
 ) -> None:
-    """Print the derivation of the goal: numbered facts with their rule and premises, givens first."""
+    """Print the proof of the goal: sentences with symbols (default), the raw derivation, or JSON."""
     from geosynth import ProblemSyntaxError, format_proof, parse_problem, proof_steps, solve_one
+    from geosynth._proof import format_textbook, proof_data, textbook_steps
 
     try:
         parsed = parse_problem(problem)
@@ -72,4 +114,65 @@ def prove(
     if not result.solved:
         typer.echo(f"not proved ({len(deduction.derivations)} facts derived in {result.seconds:.2f}s)")
         raise typer.Exit(code=1)
-    typer.echo(format_proof(proof_steps(parsed, deduction)))
+    steps = proof_steps(parsed, deduction)
+    data = proof_data(parsed, steps)
+    if raw:
+        typer.echo(data.model_dump_json() if as_json else format_proof(steps))
+        return
+    book = textbook_steps(data)
+    if as_json:
+        rows = [{**step.model_dump(), "sentence": step.sentence()} for step in book]
+        typer.echo(
+            json.dumps({"name": data.name, "problem": data.problem, "steps": rows}, ensure_ascii=False)
+        )
+    else:
+        typer.echo(format_textbook(book))
+
+
+def _read_proofs(path: Path) -> list[Proof]:
+    from pydantic import ValidationError
+
+    from geosynth._replay import Proof
+
+    if not path.is_file():
+        fail(f"no such proofs file: {path}", EXIT_USER)
+    proofs: list[Proof] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            proofs.append(Proof.model_validate_json(line))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "line"
+            fail(f"{path}:{number}: not a proof ({where}: {first['msg']})", EXIT_USER)
+    return proofs
+
+
+@app.command("check")
+@guarded
+def check(
+    proofs: Annotated[Path, typer.Argument(help="JSON-lines proofs (from `geo engine solve --proofs`).")],
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first replay diagram.")] = 1,
+) -> None:
+    """Replay every proof step by step from its premises alone; one line per proof; exit 1 if any fails."""
+    from geosynth import GeoSynthError
+    from geosynth._replay import replay
+
+    failed = 0
+    for proof in _read_proofs(proofs):
+        try:
+            report = replay(proof, seed=seed)
+        except GeoSynthError as err:
+            failed += 1
+            typer.echo(f"{proof.name}: failed: {type(err).__name__}: {err}")
+            continue
+        if report.ok:
+            typer.echo(f"{proof.name}: ok ({len(proof.steps)} steps)")
+        else:
+            failed += 1
+            step = report.failed
+            assert step is not None
+            typer.echo(f"{proof.name}: failed at step {step.number}: {step.reason}")
+    if failed:
+        raise typer.Exit(code=1)

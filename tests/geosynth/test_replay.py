@@ -1,0 +1,126 @@
+"""Replaying proofs: every step re-derived from its own premises, on a diagram realised by the checker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from geosynth import deduce, load_problems, parse_problem, realise, solve_all, solve_one
+from geosynth._proof import proof_data, proof_steps
+from geosynth._replay import Proof, ProofLine, replay
+
+MIDLINE = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c"
+ROTATED = "a b c = triangle a b c; d = on_tline d a a b; e = on_tline e a a c ? eqangle a d a e a b a c"
+
+
+def _proof(line: str, name: str = "p") -> Proof:
+    problem = parse_problem(line, name=name)
+    _, deduction = solve_one(problem, time_limit=30)
+    assert deduction.proved
+    return proof_data(problem, proof_steps(problem, deduction))
+
+
+@pytest.fixture(scope="module")
+def midline() -> Proof:
+    return _proof(MIDLINE, "midline")
+
+
+def _replace(proof: Proof, number: int, **changes: object) -> Proof:
+    steps = [s.model_copy(update=changes) if s.number == number else s for s in proof.steps]
+    return proof.model_copy(update={"steps": tuple(steps)})
+
+
+def _last_rule_step(proof: Proof, rule: str | None = None) -> ProofLine:
+    return next(s for s in reversed(proof.steps) if s.premises and (rule is None or s.rule == rule))
+
+
+def test_a_proof_replays_step_by_step(midline: Proof) -> None:
+    report = replay(midline)
+    assert report.ok and report.failed is None
+    assert [c.number for c in report.steps] == [s.number for s in midline.steps]
+    assert all(c.ok and not c.reason for c in report.steps)
+
+
+def test_a_proof_survives_json_and_replays_the_same(midline: Proof) -> None:
+    again = Proof.model_validate_json(midline.model_dump_json())
+    assert again == midline and replay(again).ok
+
+
+def test_removing_a_premise_fails_at_that_step(midline: Proof) -> None:
+    step = _last_rule_step(midline)  # r07 from the two midpoints
+    report = replay(_replace(midline, step.number, premises=step.premises[:-1]))
+    assert not report.ok and report.failed is not None and report.failed.number == step.number
+    assert "does not give it" in report.failed.reason
+
+
+def test_changing_a_conclusion_fails_at_that_step(midline: Proof) -> None:
+    step = _last_rule_step(midline)
+    report = replay(_replace(midline, step.number, fact="para b d c e"))
+    assert report.failed is not None and report.failed.number == step.number
+
+
+def test_renaming_a_rule_fails_at_that_step(midline: Proof) -> None:
+    step = _last_rule_step(midline)
+    for rule in ("r26", "angle chasing", "r99"):
+        report = replay(_replace(midline, step.number, rule=rule))
+        assert report.failed is not None and report.failed.number == step.number, rule
+    report = replay(_replace(midline, step.number, rule="r99"))
+    assert report.failed is not None and "unknown rule 'r99'" in report.failed.reason
+
+
+def test_a_fact_claimed_as_given_must_be_a_construction_fact(midline: Proof) -> None:
+    first = midline.steps[0]
+    report = replay(_replace(midline, first.number, fact="para a b a c"))
+    assert report.failed is not None and report.failed.number == first.number
+    assert "construction" in report.failed.reason or "read" in report.failed.reason
+
+
+def test_premises_must_be_earlier_steps_and_the_proof_must_end_at_the_goal(midline: Proof) -> None:
+    step = _last_rule_step(midline)
+    forward = replay(_replace(midline, step.number, premises=(*step.premises, step.number)))
+    assert forward.failed is not None and "not an earlier step" in forward.failed.reason
+    short = midline.model_copy(update={"steps": midline.steps[:-1]})
+    report = replay(short)
+    assert report.failed is not None and report.failed.number == len(short.steps)
+    assert "not at para" in report.failed.reason
+
+
+def test_tampering_with_an_angle_chasing_step_is_caught() -> None:
+    problem = parse_problem(ROTATED, name="rotated")
+    deduction = deduce(problem, realise(problem, np.random.default_rng(0), 50, check_goal=True), rules=())
+    proof = proof_data(problem, proof_steps(problem, deduction))  # no rules: pure angle chasing
+    assert replay(proof).ok
+    step = _last_rule_step(proof, "angle chasing")
+    dropped = replay(_replace(proof, step.number, premises=step.premises[1:]))
+    assert dropped.failed is not None and dropped.failed.number == step.number
+    assert "angle chasing does not derive it" in dropped.failed.reason
+
+
+def test_a_diagram_step_must_hold_on_the_replay_diagram(midline: Proof) -> None:
+    lines = (
+        *midline.steps[:-1],
+        ProofLine(number=len(midline.steps), fact="ncoll a b d", rule="diagram", premises=()),
+    )
+    report = replay(midline.model_copy(update={"steps": lines}))
+    assert report.failed is not None and "false on the replay diagram" in report.failed.reason
+
+
+def test_engine_proofs_of_sample_problems_replay(data_dir: Path) -> None:
+    for problem in load_problems(data_dir / "jgex_sample.txt")[:4]:
+        result, deduction = solve_one(problem, time_limit=30)
+        if not result.solved:
+            continue
+        proof = proof_data(problem, proof_steps(problem, deduction))
+        report = replay(proof)
+        assert report.ok, (problem.name, report.failed)
+
+
+@pytest.mark.slow
+def test_every_solved_jgex_proof_replays(alphageometry_dir: Path) -> None:
+    problems = load_problems(alphageometry_dir / "jgex_ag_231.txt")
+    proofs = [r.proof for r in solve_all(problems, timeout=60, jobs=2) if r.proof is not None]
+    assert len(proofs) >= 180
+    failures = [(p.name, report.failed) for p in proofs if not (report := replay(p)).ok]
+    assert failures == []
