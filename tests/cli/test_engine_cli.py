@@ -129,3 +129,22 @@ def test_prove_reports_bad_input_in_one_line_naming_the_clause() -> None:
 def test_solve_names_a_missing_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["engine", "solve", str(tmp_path / "nope.txt")])
     assert result.exit_code == 1 and "nope.txt" in result.output
+
+
+G3K = Path(__file__).resolve().parents[1] / "geosynth" / "data" / "g3k"
+
+
+def test_solve_answers_geometry3k_records_and_reports_a_malformed_one_in_its_place(tmp_path: Path) -> None:
+    records = [json.loads((G3K / f"{rid}.json").read_text(encoding="utf-8")) for rid in (2401, 2402)]
+    broken = {**records[0], "id": 9999, "goal": {"qty": "length", "points": ["A"]}}
+    source = tmp_path / "mixed.jsonl"
+    lines = [json.dumps(records[0]), json.dumps(broken), "{not json", json.dumps(records[1])]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["engine", "solve", str(source), "--timeout", "60"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [row["name"] for row in rows] == ["2401", "9999", "mixed.jsonl:3", "2402"]
+    assert rows[0]["solved"] and abs(rows[0]["answer"] - 60.0) < 0.6
+    assert rows[3]["solved"] and abs(rows[3]["answer"] - 5.0) < 0.1
+    assert "record 9999" in rows[1]["error"] and "goal" in rows[1]["error"]
+    assert "invalid JSON" in rows[2]["error"]

@@ -9,7 +9,7 @@ problem's goal (textbook form, ``--raw`` for the numbered derivation, ``--json``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,7 +18,7 @@ import typer
 from geo_cli._errors import EXIT_USER, fail, guarded
 
 if TYPE_CHECKING:
-    from geosynth import Problem
+    from geosynth import Problem, SolveResult
     from geosynth._replay import Proof
 
 app = typer.Typer(
@@ -50,10 +50,30 @@ def _load(path: Path) -> list[Problem]:
     fail(f"no such problem file: {path}", EXIT_USER)
 
 
+def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[SolveResult]:
+    """Calculation records in input order; a record that does not parse yields an error result in its place."""
+    from geosynth import SolveResult
+    from geosynth.calc import CalcProblem, read_calc_problems, solve_calc_all
+
+    entries = list(read_calc_problems(path))
+    good = [item for _, item in entries if isinstance(item, CalcProblem)]
+    solved = solve_calc_all(good, timeout=timeout, jobs=jobs)
+    for name, item in entries:
+        if isinstance(item, CalcProblem):
+            yield next(solved)
+        else:
+            yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=str(item))
+
+
 @app.command("solve")
 @guarded
 def solve(
-    file: Annotated[Path, typer.Argument(help="AlphaGeometry/JGEX problem file (name line, problem line).")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JGEX problem file (name line, problem line), or calculation records (Geometry3K folder, .json, .jsonl)."
+        ),
+    ],
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds per problem (hard limit).")
     ] = 60.0,
@@ -64,13 +84,22 @@ def solve(
         typer.Option("--proofs", help="Write one proof per solved problem to this JSON-lines file."),
     ] = None,
 ) -> None:
-    """Solve every problem of FILE; one JSON line per problem: name, solved, answer, seconds, steps."""
-    from geosynth import solve_all
+    """Solve every problem of FILE; one JSON line per problem: name, solved, answer, seconds, steps.
 
-    problems = _load(file)
+    FILE is an AlphaGeometry/JGEX text file (proving problems), or calculation problems: a formal Geometry3K
+    folder, one ``.json`` record or a ``.jsonl`` file of records (ours or Geometry3K's); angle answers are in
+    degrees. A malformed calculation record gets its own error line and the batch goes on.
+    """
+    from geosynth import solve_all
+    from geosynth.calc import is_calc_source
+
+    if is_calc_source(file):
+        results = _solve_calculations(file, timeout, jobs)
+    else:
+        results = solve_all(_load(file), timeout=timeout, jobs=jobs, seed=seed)
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
-        for result in solve_all(problems, timeout=timeout, jobs=jobs, seed=seed):
+        for result in results:
             row = result.model_dump(include={"name", "solved", "answer", "seconds", "steps"})
             row["seconds"] = round(result.seconds, 3)
             if result.timed_out:

@@ -9,7 +9,13 @@ and returns the answer with the steps that give it.
 from __future__ import annotations
 
 from geosynth.calc._errors import CalcFormatError
-from geosynth.calc._io import dump_problem, is_calc_source, load_calc_problems, parse_record
+from geosynth.calc._io import (
+    dump_problem,
+    is_calc_source,
+    load_calc_problems,
+    parse_record,
+    read_calc_problems,
+)
 from geosynth.calc._model import (
     CalcProblem,
     CalcSolution,
@@ -47,6 +53,7 @@ __all__ = [
     "is_calc_source",
     "load_calc_problems",
     "parse_record",
+    "read_calc_problems",
     "solve_calc",
     "solve_calc_all",
 ]

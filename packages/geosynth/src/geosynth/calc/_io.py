@@ -237,6 +237,42 @@ def load_calc_problems(path: str | Path) -> list[CalcProblem]:
     return [parse_record(record, where) for where, record in _records(source)]
 
 
+def read_calc_problems(path: str | Path) -> Iterator[tuple[str, CalcProblem | CalcFormatError]]:
+    """Every record of a source in order, each parsed or with the one-line error that rejects it.
+
+    Unlike :func:`load_calc_problems` a malformed record does not stop the others: a batch reports it and
+    goes on. The name is the record's id when it has one, else its position (``file.jsonl:3``).
+
+    Raises:
+        FileNotFoundError: The path does not exist.
+    """
+    source = Path(path)
+    if not source.exists():
+        raise FileNotFoundError(f"no such calculation source: {source}")
+    files = (
+        sorted(source.glob("*.json"), key=lambda p: (len(p.stem), p.stem)) if source.is_dir() else [source]
+    )
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            yield file.name, CalcFormatError(f"cannot read ({err})", record=file.name, field="record")
+            continue
+        if file.suffix == ".jsonl":
+            chunks = [
+                (f"{file.name}:{n}", line) for n, line in enumerate(text.splitlines(), 1) if line.strip()
+            ]
+        else:
+            chunks = [(file.name, text)]
+        for where, chunk in chunks:
+            try:
+                problem = parse_record(_decode(chunk, where), where)
+            except CalcFormatError as err:
+                yield err.record, err
+                continue
+            yield problem.id, problem
+
+
 def is_calc_source(path: str | Path) -> bool:
     """Whether ``path`` looks like a calculation source (checks the first record only)."""
     source = Path(path)
