@@ -1,0 +1,182 @@
+"""`geo synth aux-data` and `geo synth aux-search`: auxiliary-construction data and the proposer search.
+
+``aux-data`` writes problems whose proofs need auxiliary constructions, with those constructions
+(mined from random construction sequences, or split off the problems of a file), and optionally the
+chat records for training a proposer. ``aux-search`` runs the engine-checked beam search over
+constructions proposed by a model (a local transformers folder or an OpenAI-compatible server) or by
+plain enumeration of standard constructions. Mount with :func:`register_aux_commands` (or add
+:data:`app` as a sub-app).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from geo_cli._errors import EXIT_USER, fail, guarded
+
+if TYPE_CHECKING:
+    from geosynth import Problem
+    from geosynth.synth._aux import AuxExample
+    from geotts import Sampler
+
+app = typer.Typer(help="Auxiliary-construction data and search (geosynth).", no_args_is_help=True)
+
+
+@app.callback()
+def _group() -> None:
+    """Group callback: lets the sub-app exist (and show --help) before its first command."""
+
+
+def _split_file(path: Path, seed: int, time_limit: float) -> list[AuxExample]:
+    from geosynth import GeoSynthError, load_problems, proof_steps, solve_one
+    from geosynth.synth._aux import split_auxiliary
+
+    examples: list[AuxExample] = []
+    for problem in load_problems(path):
+        if problem.goal is None:
+            continue
+        try:
+            result, deduction = solve_one(problem, seed=seed, time_limit=time_limit)
+        except GeoSynthError:
+            continue
+        if result.solved:
+            example = split_auxiliary(
+                problem, proof_steps(problem, deduction), seed=seed, time_limit=time_limit
+            )
+            if example is not None:
+                examples.append(example)
+    return examples
+
+
+@app.command("aux-data")
+@guarded
+def aux_data(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Examples as JSON lines (name, problem, auxiliary).")
+    ],
+    n: Annotated[int, typer.Option("--n", min=1, help="Examples to mine from random sequences.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random sequences and diagrams.")] = 0,
+    from_file: Annotated[
+        Path | None, typer.Option("--from-file", help="Split the problems of this JGEX file instead.")
+    ] = None,
+    records: Annotated[
+        Path | None, typer.Option("--records", help="Also write geotrain chat records (JSON lines) here.")
+    ] = None,
+    stepwise: Annotated[
+        bool, typer.Option("--stepwise/--whole", help="One record per clause, or one with every clause.")
+    ] = True,
+    max_sequences: Annotated[
+        int | None,
+        typer.Option("--max-sequences", min=1, help="Random sequences tried (default 50 per example)."),
+    ] = None,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", min=0.1, help="Seconds per engine check.")
+    ] = 5.0,
+) -> None:
+    """Write auxiliary-construction examples: reduced problem (the engine fails) and the clauses that fix it."""
+    from geosynth.synth._aux_random import AuxGenConfig, generate_aux_examples
+    from geosynth.synth._aux_search import write_aux_records
+
+    if from_file is not None:
+        if not from_file.is_file():
+            fail(f"no such problem file: {from_file}", EXIT_USER)
+        examples = _split_file(from_file, seed, time_limit)
+    else:
+        config = AuxGenConfig(check_time_limit=time_limit, max_sequences=max_sequences)
+        examples = list(generate_aux_examples(n, seed=seed, config=config))
+    out.write_text("".join(f"{e.model_dump_json()}\n" for e in examples), encoding="utf-8")
+    message = f"{len(examples)} examples -> {out}"
+    if records is not None:
+        count = write_aux_records(examples, records, stepwise=stepwise)
+        message += f"; {count} chat records -> {records}"
+    typer.echo(message)
+
+
+def _proposer(backend: str, model: str | None, url: str | None, device: str) -> Sampler:
+    from geosynth.synth._aux_search import EnumerationProposer
+
+    if backend == "enumerate":
+        return EnumerationProposer()
+    if model is None:
+        fail(f"--backend {backend} needs --model (a model folder, or the server's model name)", EXIT_USER)
+    if backend == "transformers":
+        from geotts.backends.transformers import TransformersSampler
+
+        return TransformersSampler.from_pretrained(model, device=device)
+    if backend == "openai":
+        if url is None:
+            fail("--backend openai needs --url (e.g. http://127.0.0.1:8000/v1)", EXIT_USER)
+        from geotts.backends.openai import OpenAICompatibleSampler
+
+        return OpenAICompatibleSampler(url, model)
+    fail(f"unknown backend {backend!r}; choose transformers, openai or enumerate", EXIT_USER)
+
+
+def _problems(problem: str | None, file: Path | None) -> list[Problem]:
+    from geosynth import load_problems, parse_problem
+
+    if (problem is None) == (file is None):
+        fail("give either a PROBLEM line or --file", EXIT_USER)
+    if file is not None:
+        if not file.is_file():
+            fail(f"no such problem file: {file}", EXIT_USER)
+        return load_problems(file)
+    assert problem is not None
+    return [parse_problem(problem)]
+
+
+@app.command("aux-search")
+@guarded
+def aux_search_command(
+    problem: Annotated[str | None, typer.Argument(help="One problem line with a goal.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="A JGEX problem file instead.")] = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="transformers (model folder), openai (server) or enumerate.")
+    ] = "transformers",
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model folder, or the server's model name.")
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="OpenAI-compatible server root (with /v1).")
+    ] = None,
+    device: Annotated[str, typer.Option("--device", help="Torch device for --backend transformers.")] = "cpu",
+    branching: Annotated[int, typer.Option("--branching", min=1, help="Proposals kept per node.")] = 32,
+    beam: Annotated[int, typer.Option("--beam", min=1, help="Nodes kept per level.")] = 128,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Most constructions added.")] = 4,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", min=0.1, help="Seconds per problem (default: none).")
+    ] = None,
+    node_limit: Annotated[
+        float, typer.Option("--node-limit", min=0.1, help="Seconds of deduction per node.")
+    ] = 5.0,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Tokens per proposal.")] = 48,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of diagrams and sampling.")] = 0,
+) -> None:
+    """Search for auxiliary constructions that let the engine prove each goal; one JSON line per problem."""
+    from geosynth.synth._aux_search import aux_search
+    from geotts import SamplingParams
+
+    problems = _problems(problem, file)
+    if missing := [p.name or p.text() for p in problems if p.goal is None]:
+        fail(f"problem has no goal (add '? predicate points'): {missing[0]}", EXIT_USER)
+    proposer = _proposer(backend, model, url, device)
+    params = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    for item in problems:
+        result = aux_search(
+            item, proposer, branching=branching, beam=beam, depth=depth, time_limit=time_limit,
+            node_time_limit=node_limit, seed=seed, params=params,
+        )  # fmt: skip
+        row = {"name": item.name, **result.model_dump(exclude={"rejected"})}
+        row["seconds"] = round(result.seconds, 3)
+        typer.echo(json.dumps(row))
+
+
+def register_aux_commands(target: typer.Typer) -> None:
+    """Add ``aux-data`` and ``aux-search`` to another Typer app (e.g. ``geo synth``)."""
+    target.command("aux-data")(aux_data)
+    target.command("aux-search")(aux_search_command)
