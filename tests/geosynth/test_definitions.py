@@ -48,7 +48,7 @@ def test_bundled_copy_matches_shared_data(alphageometry_dir: Path) -> None:
     ("block", "message"),
     [
         ("foo x a\nx : a\na = diff a\nx : zork x a\nline a a", "unknown predicate 'zork'"),
-        ("foo x a\nx : a\na = diff a\nx : coll x a a\nnosuch a", "unknown predicate 'nosuch'"),
+        ("foo x a\nx : a\na = diff a\nx : coll x a a\nnosuch a", "unknown sketch 'nosuch'"),
         ("foo x a\nx : a\na diff a\nx : coll x a a\nline a a", "lacks '='"),
         ("foo x a\nx : a\na = diff a", "expected 5 lines"),
         ("foo x a\nx : a\nb = diff b\nx : coll x b b\nline b b", "not arguments"),
@@ -64,3 +64,9 @@ def test_duplicate_definitions_are_rejected() -> None:
     block = "foo x a b\nx : a b\na b = diff a b\nx : coll x a b\nline a b"
     with pytest.raises(DefinitionError, match="defined twice"):
         parse_definitions(f"{block}\n\n{block}\n")
+
+
+def test_a_misplaced_blank_line_is_reported_with_its_line_number() -> None:
+    block = "foo x a b\nx : a b\na b = diff a b\nx : coll x a b\nline a b"
+    with pytest.raises(DefinitionError, match="line 7: empty header line"):
+        parse_definitions(f"{block}\n\n\n{block.replace('foo', 'bar')}\n")

@@ -15,6 +15,7 @@ from geosynth import (
     load_problems,
     parse_problem,
 )
+from geosynth._problem import read_problem_lines
 
 SAMPLES = ("jgex_sample.txt", "imo_sample.txt", "constructions_sample.txt")
 
@@ -71,6 +72,50 @@ def test_positions_are_kept() -> None:
         ("a b = segment a b; c = s_angle a b c x", ProblemSyntaxError, "c = s_angle a b c x", "number"),
         ("a b c = triangle a b c; d = on_line e a b", ProblemSyntaxError, "d = on_line e a b", "create"),
         ("? coll a b c", ProblemSyntaxError, "? coll a b c", "no clauses"),
+        # A stray ';' or a second '?' or '=' is named, not misread as some other mistake.
+        (
+            "a b = segment a b;; c = midpoint c a b",
+            ProblemSyntaxError,
+            "a b = segment a b;; c = midpoint c a b",
+            "clause 2 is empty",
+        ),
+        (
+            "a b = segment a b ? cong a b a b ? coll a b",
+            ProblemSyntaxError,
+            "? cong a b a b ? coll a b",
+            "more than one '\\?'",
+        ),
+        ("a b = segment a b ?", ProblemSyntaxError, "a b = segment a b ?", "nothing after"),
+        (
+            "a b = segment a b c = midpoint c a b",
+            ProblemSyntaxError,
+            "a b = segment a b c = midpoint c a b",
+            "more than one '='",
+        ),
+        # Degenerate arguments: the construction's facts cannot even be stated.
+        (
+            "a b c = triangle a b c; d = on_line d a a",
+            ProblemSyntaxError,
+            "d = on_line d a a",
+            "degenerate construction on_line d a a: diff a a",
+        ),
+        (
+            "a b c = triangle a b c; d = foot d a b b",
+            ProblemSyntaxError,
+            "d = foot d a b b",
+            "degenerate construction foot",
+        ),
+        (
+            "a b c = triangle a b c; d = on_tline d a b b",
+            ProblemSyntaxError,
+            "d = on_tline d a b b",
+            "degenerate",
+        ),
+        ("a@nan_1 b = segment a b", ProblemSyntaxError, "a@nan_1 b = segment a b", "not finite"),
+        ("a@1 b = segment a b", ProblemSyntaxError, "a@1 b = segment a b", "bad position"),
+        ("a b c = triangle a b c ? eqangle a b c", ProblemSyntaxError, "eqangle a b c", "takes 8 points"),
+        ("a b c = triangle a b c ? coll a b z", ProblemSyntaxError, "coll a b z", "undefined points z"),
+        ("a b c = triangle a b c ? s_angle a b c x", ProblemSyntaxError, "s_angle a b c x", "s_angle"),
     ],
 )
 def test_malformed_lines_name_the_clause(
@@ -88,6 +133,47 @@ def test_load_problems_names_the_problem(tmp_path: Path) -> None:
     path = tmp_path / "bad.txt"
     path.write_text("good\na b = segment a b\nbroken\na b = segment a b; c = nope c a\n", encoding="utf-8")
     with pytest.raises(UnknownConstructionError, match=r"'broken'.*nope"):
+        load_problems(path)
+
+
+def test_problem_lines_are_paired_without_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_text("good\na b = segment a b\n\nbroken\na b = segment a b; c = nope c a\n", encoding="utf-8")
+    assert read_problem_lines(path) == [
+        ("good", "a b = segment a b"),
+        ("broken", "a b = segment a b; c = nope c a"),
+    ]
+    # Each line still parses (or fails) on its own: one bad problem does not hide the good one.
+    assert parse_problem(read_problem_lines(path)[0][1]).points == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "clause"),
+    [
+        ("one\na b = segment a b\n\ntwo\n", "line 4: a name line without its problem", "two"),
+        (
+            "one\na b = segment a b\na b c = triangle a b c\n",
+            "line 3: expected a name line",
+            "a b c = triangle a b c",
+        ),
+        ("a b = segment a b\ntwo\n", "line 1: expected a name line", "a b = segment a b"),
+        (
+            "one\na b = segment a b\nc d = segment c d\nthree\nx y = segment x y\n",
+            "line 3: expected a name line",
+            "c d = segment c d",
+        ),
+    ],
+)
+def test_a_file_that_does_not_pair_names_and_problems_says_where(
+    tmp_path: Path, text: str, message: str, clause: str
+) -> None:
+    path = tmp_path / "unpaired.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ProblemSyntaxError, match=message) as info:
+        read_problem_lines(path)
+    assert info.value.clause == clause
+    assert "unpaired.txt" in str(info.value)
+    with pytest.raises(ProblemSyntaxError, match=message):
         load_problems(path)
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,14 @@ from geosynth import (
     Midpoint,
     Parallel,
     Perpendicular,
+    UnknownConstructionError,
+    default_definitions,
     holds,
     load_problems,
     parse_problem,
     realise,
 )
+from geosynth._sketches import SKETCHES
 
 SAMPLES = ("jgex_sample.txt", "imo_sample.txt", "constructions_sample.txt")
 
@@ -70,6 +74,67 @@ def test_impossible_construction_fails_after_the_budget() -> None:
         realise(problem, np.random.default_rng(0), 7)
     assert info.value.attempts == 7
     assert info.value.clause == "d = on_circle d a c, on_circle d b c"
+
+
+@pytest.mark.parametrize(
+    ("line", "clause", "reason"),
+    [
+        # Two different points forced to be one: the second midpoint of a b is the first.
+        (
+            "a b = segment a b; c = midpoint c a b; d = midpoint d a b",
+            "d = midpoint d a b",
+            "d coincides with an existing point",
+        ),
+        # Circles of radius |a b| / 3 about a and about b are disjoint.
+        (
+            "a b = segment a b; c d = trisegment c d a b; e = on_circle e a c, on_circle e b d",
+            "e = on_circle e a c, on_circle e b d",
+            "the loci of e (circle and circle) do not meet",
+        ),
+        # Line a b and the median from c meet only at the midpoint d, which exists already.
+        (
+            "a b c = triangle a b c; d = midpoint d a b; e = on_line e a b, on_line e c d",
+            "e = on_line e a b, on_line e c d",
+            "the loci of e (line and line) meet only at existing points",
+        ),
+        (
+            "a b c = triangle a b c; d = on_line d a b, on_line d b a",
+            "d = on_line d a b, on_line d b a",
+            "lines coincide",
+        ),
+        (
+            "a b c = triangle a b c; d = on_pline d c a b, on_line d a b",
+            "d = on_pline d c a b, on_line d a b",
+            "parallel lines do not meet",
+        ),
+        # A precondition that fails on every diagram: the foot from a point of the line itself.
+        ("a b = segment a b; c = midpoint c a b; d = foot d c a b", "d = foot d c a b", "precondition ncoll"),
+    ],
+)
+def test_impossible_constructions_name_the_clause_and_why(line: str, clause: str, reason: str) -> None:
+    with pytest.raises(ConstructionFailed, match=re.escape(reason)) as info:
+        realise(parse_problem(line), np.random.default_rng(0), 5)
+    assert info.value.clause == clause
+    assert f"at clause {clause!r}" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_sketch_that_fails_numerically_fails_the_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(points: object, numbers: object, rng: object) -> tuple[()]:
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setitem(SKETCHES, "midp", broken)
+    with pytest.raises(ConstructionFailed, match="sketch midp failed numerically") as info:
+        realise(parse_problem("a b = segment a b; c = midpoint c a b"), np.random.default_rng(0), 3)
+    assert info.value.clause == "c = midpoint c a b"
+
+
+def test_a_construction_missing_from_the_definitions_is_named() -> None:
+    problem = parse_problem("a b = segment a b; c = midpoint c a b")
+    definitions = {k: v for k, v in default_definitions().items() if k != "midpoint"}
+    with pytest.raises(UnknownConstructionError, match="'midpoint'") as info:
+        realise(problem, np.random.default_rng(0), 3, definitions=definitions)
+    assert info.value.clause == "c = midpoint c a b"
 
 
 def test_goal_that_never_holds_exhausts_attempts() -> None:

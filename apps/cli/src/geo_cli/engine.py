@@ -9,7 +9,7 @@ problem's goal (textbook form, ``--raw`` for the numbered derivation, ``--json``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,25 +31,6 @@ def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
 
 
-def _problem_file(path: Path) -> list[Problem]:
-    from geosynth import load_problems
-
-    return load_problems(path)
-
-
-SOURCES: list[tuple[Callable[[Path], bool], Callable[[Path], list[Problem]]]] = [
-    (Path.is_file, _problem_file),
-]
-"""What ``solve`` accepts: (recognise the path, load its problems), tried in order (a folder kind goes here)."""
-
-
-def _load(path: Path) -> list[Problem]:
-    for accepts, load in SOURCES:
-        if accepts(path):
-            return load(path)
-    fail(f"no such problem file: {path}", EXIT_USER)
-
-
 def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[SolveResult]:
     """Calculation records in input order; a record that does not parse yields an error result in its place."""
     from geosynth import SolveResult
@@ -63,6 +44,26 @@ def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[Solve
             yield next(solved)
         else:
             yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=str(item))
+
+
+def _solve_proving(path: Path, timeout: float, jobs: int, seed: int) -> Iterator[SolveResult]:
+    """Proving problems in input order; a problem that does not parse yields an error result in its place."""
+    from geosynth import GeoSynthError, SolveResult, parse_problem, solve_all
+    from geosynth._problem import read_problem_lines
+
+    entries: list[tuple[str, Problem | str]] = []
+    for name, line in read_problem_lines(path):
+        try:
+            entries.append((name, parse_problem(line, name)))
+        except GeoSynthError as err:
+            entries.append((name, f"{type(err).__name__}: {err}"))
+    good = [item for _, item in entries if not isinstance(item, str)]
+    solved = solve_all(good, timeout=timeout, jobs=jobs, seed=seed)
+    for name, item in entries:
+        if isinstance(item, str):
+            yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=item)
+        else:
+            yield next(solved)
 
 
 @app.command("solve")
@@ -90,13 +91,14 @@ def solve(
     folder, one ``.json`` record or a ``.jsonl`` file of records (ours or Geometry3K's); angle answers are in
     degrees. A malformed calculation record gets its own error line and the batch goes on.
     """
-    from geosynth import solve_all
     from geosynth.calc import is_calc_source
 
     if is_calc_source(file):
         results = _solve_calculations(file, timeout, jobs)
     else:
-        results = solve_all(_load(file), timeout=timeout, jobs=jobs, seed=seed)
+        if not file.is_file():
+            fail(f"no such problem file: {file}", EXIT_USER)
+        results = _solve_proving(file, timeout, jobs, seed)
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
         for result in results:

@@ -85,14 +85,16 @@ class ConstructionDef(BaseModel):
         )
 
 
-def _statements(text: str, source: str, known: frozenset[str]) -> tuple[Statement, ...]:
+def _statements(
+    text: str, source: str, known: frozenset[str], what: str = "predicate"
+) -> tuple[Statement, ...]:
     out: list[Statement] = []
     for part in text.split(","):
         tokens = part.split()
         if not tokens:
             continue
         if tokens[0] not in known:
-            raise DefinitionError(f"unknown predicate {tokens[0]!r}", source=source)
+            raise DefinitionError(f"unknown {what} {tokens[0]!r}", source=source)
         out.append(Statement(name=tokens[0], args=tuple(tokens[1:])))
     return tuple(out)
 
@@ -130,7 +132,9 @@ def parse_definition(block: str) -> ConstructionDef:
     """
     lines = block.split("\n")
     header = lines[0].strip()
-    if len(lines) != 5 or not header:
+    if not header:
+        raise DefinitionError("empty header line (a misplaced blank line?)", source=block.strip()[:60])
+    if len(lines) != 5:
         raise DefinitionError(f"expected 5 lines, got {len(lines)}", source=header)
     name, *args = header.split()
     if "=" not in lines[2]:
@@ -146,7 +150,7 @@ def parse_definition(block: str) -> ConstructionDef:
         raise DefinitionError(
             f"points {sorted(unknown)} are not arguments or nothing is created", source=header
         )
-    sketches = _statements(lines[4], header, frozenset(SKETCHES))
+    sketches = _statements(lines[4], header, frozenset(SKETCHES), "sketch")
     return ConstructionDef(
         name=name,
         args=tuple(args),
@@ -174,7 +178,11 @@ def parse_definitions(text: str) -> dict[str, ConstructionDef]:
     lines = text.rstrip("\n").split("\n")
     out: dict[str, ConstructionDef] = {}
     for start in range(0, len(lines), 6):
-        definition = parse_definition("\n".join(lines[start : start + 5]))
+        try:
+            definition = parse_definition("\n".join(lines[start : start + 5]))
+        except DefinitionError as err:
+            err.args = (f"line {start + 1}: {err.args[0]}",)
+            raise
         if definition.name in out:
             raise DefinitionError("defined twice", source=definition.name)
         out[definition.name] = definition

@@ -124,6 +124,8 @@ def circumcircle(a: Vec, b: Vec, c: Vec) -> Circle:
 def _line_line(l1: Line, l2: Line) -> list[Vec]:
     denom = cross(l1.direction, l2.direction)
     if abs(denom) < 1e-9:
+        if l1.contains(l2.point, 1e-6) and l2.contains(l1.point, 1e-6):
+            raise Degenerate("the two lines coincide (no single common point)")
         raise Degenerate("parallel lines do not meet")
     t = cross(l2.point - l1.point, l2.direction) / denom
     return [l1.point + l1.direction * t]
@@ -141,7 +143,9 @@ def _line_circle(line: Line, circle: Circle) -> list[Vec]:
 def _circle_circle(c1: Circle, c2: Circle) -> list[Vec]:
     d = norm(c2.center - c1.center)
     if d < TOLERANCE:
-        raise Degenerate("concentric circles")
+        if abs(c1.radius - c2.radius) < TOLERANCE:
+            raise Degenerate("the two circles coincide (no single common point)")
+        raise Degenerate("concentric circles do not meet")
     a = (c1.radius**2 - c2.radius**2 + d * d) / (2 * d)
     h2 = c1.radius**2 - a * a
     if h2 < -TOLERANCE:

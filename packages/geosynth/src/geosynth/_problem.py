@@ -8,6 +8,7 @@ both parse to the full form, which is what the printer writes.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -134,7 +135,25 @@ def _check_binding(definition: ConstructionDef, args: list[str], known: set[str]
         raise ProblemSyntaxError(
             f"{definition.name} uses undefined points {' '.join(missing)}", clause=clause
         )
+    _check_degenerate(definition, binding, clause)
     return [binding[p] for p in definition.outputs]
+
+
+def _check_degenerate(definition: ConstructionDef, binding: dict[str, str], clause: str) -> None:
+    """Check that every precondition and fact can be stated on the given points.
+
+    A repeated point where the definition needs distinct ones (``on_line x a a``) cannot.
+    """
+    statements = (*definition.preconditions, *(s for g in definition.facts for s in g.facts))
+    for statement in statements:
+        args = tuple(binding.get(a, a) for a in statement.args)
+        try:
+            build_relation(statement.name, args)
+        except RelationError as err:
+            call = " ".join((definition.name, *(binding[a] for a in definition.args)))
+            raise ProblemSyntaxError(
+                f"degenerate construction {call}: {' '.join((statement.name, *args))} ({err})", clause=clause
+            ) from None
 
 
 def parse_clause(text: str, known: set[str], definitions: dict[str, ConstructionDef]) -> Clause:
@@ -155,6 +174,8 @@ def parse_clause(text: str, known: set[str], definitions: dict[str, Construction
     clause = text.strip()
     if "=" not in clause:
         raise ProblemSyntaxError("expected 'points = constructions'", clause=clause)
+    if clause.count("=") > 1:
+        raise ProblemSyntaxError("more than one '=' (a missing ';' between clauses?)", clause=clause)
     left, right = clause.split("=", 1)
     new_points, positions = _point_names(left.split(), clause)
     if not new_points or len(set(new_points)) != len(new_points):
@@ -191,9 +212,12 @@ def _point_names(tokens: list[str], clause: str) -> tuple[list[str], tuple[tuple
             continue
         try:
             x_text, y_text = where.split("_")
-            positions.append((name, float(x_text), float(y_text)))
+            x, y = float(x_text), float(y_text)
         except ValueError:
             raise ProblemSyntaxError(f"bad position {token!r} (expected name@x_y)", clause=clause) from None
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ProblemSyntaxError(f"position {token!r} is not finite", clause=clause)
+        positions.append((name, x, y))
     return names, tuple(positions)
 
 
@@ -236,12 +260,19 @@ def parse_problem(
         ProblemSyntaxError: The line (one of its clauses, or its goal) is malformed; the message names it.
     """
     defs = default_definitions() if definitions is None else definitions
-    body, sep, goal_text = line.strip().partition("?")
+    whole = line.strip()
+    body, sep, goal_text = whole.partition("?")
     if not body.strip():
-        raise ProblemSyntaxError("problem has no clauses", clause=line.strip())
+        raise ProblemSyntaxError("problem has no clauses", clause=whole)
+    if "?" in goal_text:
+        raise ProblemSyntaxError("more than one '?' (one goal per problem)", clause=f"?{goal_text}")
+    if sep and not goal_text.strip():
+        raise ProblemSyntaxError("nothing after '?' (expected a goal such as 'para a b c d')", clause=whole)
     known: set[str] = set()
     clauses: list[Clause] = []
-    for text in body.split(";"):
+    for number, text in enumerate(body.split(";"), start=1):
+        if not text.strip():
+            raise ProblemSyntaxError(f"clause {number} is empty (a stray ';')", clause=whole)
         clause = parse_clause(text, known, defs)
         known.update(clause.points)
         clauses.append(clause)
@@ -252,6 +283,37 @@ def parse_problem(
 def format_problem(problem: Problem) -> str:
     """The problem line of a problem (inverse of :func:`parse_problem` up to canonical form)."""
     return problem.text()
+
+
+def read_problem_lines(path: Path) -> list[tuple[str, str]]:
+    """The ``(name, problem line)`` pairs of a problem file, unparsed (blank lines skipped).
+
+    A caller that wants to report each bad problem separately (and carry on) parses the lines one by one
+    with :func:`parse_problem`.
+
+    Args:
+        path: The file: alternating name lines and problem lines.
+
+    Raises:
+        ProblemSyntaxError: The lines do not pair up (a name line without its problem, or a problem line
+            where a name is expected); the message names the line and its number.
+    """
+    numbered = [
+        (number, text.strip())
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if text.strip()
+    ]
+    for number, name in numbered[0::2]:
+        if "=" in name:
+            raise ProblemSyntaxError(
+                f"{path.name} line {number}: expected a name line followed by a problem line "
+                "(a problem without its name?)",
+                clause=name,
+            )
+    if len(numbered) % 2:
+        number, last = numbered[-1]
+        raise ProblemSyntaxError(f"{path.name} line {number}: a name line without its problem", clause=last)
+    return [(name, line) for (_, name), (_, line) in zip(numbered[0::2], numbered[1::2], strict=True)]
 
 
 def load_problems(path: Path, definitions: dict[str, ConstructionDef] | None = None) -> list[Problem]:
@@ -267,11 +329,8 @@ def load_problems(path: Path, definitions: dict[str, ConstructionDef] | None = N
     Raises:
         ProblemSyntaxError: A problem line is malformed (the message names the problem and the clause).
     """
-    lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    if len(lines) % 2:
-        raise ProblemSyntaxError(f"{path.name} has an unpaired name line", clause=lines[-1])
     problems: list[Problem] = []
-    for name, line in zip(lines[0::2], lines[1::2], strict=True):
+    for name, line in read_problem_lines(path):
         try:
             problems.append(parse_problem(line, name, definitions))
         except ProblemSyntaxError as err:

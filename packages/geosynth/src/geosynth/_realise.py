@@ -16,13 +16,19 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from geosynth._definitions import ConstructionDef, Statement, default_definitions
-from geosynth._geometry import Degenerate, Locus, Vec, intersect, norm, sample_on, vec
+from geosynth._geometry import Circle, Degenerate, Line, Locus, Vec, intersect, norm, sample_on, vec
 from geosynth._numeric import SEPARATION, holds
 from geosynth._predicates import build_relation, relation_text
 from geosynth._problem import Clause, Problem
 from geosynth._relations import Relation
 from geosynth._sketches import SKETCHES
-from geosynth.errors import ConstructionFailed, ProblemSyntaxError, RelationError
+from geosynth.errors import (
+    ConstructionFailed,
+    GeoSynthError,
+    ProblemSyntaxError,
+    RelationError,
+    UnknownConstructionError,
+)
 
 MAX_COORDINATE = 1e3
 """Points further out than this (on a unit-scale diagram) make an attempt fail as ill-conditioned."""
@@ -85,7 +91,9 @@ def _compile_clause(clause: Clause, definitions: dict[str, ConstructionDef]) -> 
     sketches: list[tuple[tuple[str, ...], _SketchCall]] = []
     facts: list[Relation] = []
     for call in clause.constructions:
-        definition = definitions[call.name]
+        definition = definitions.get(call.name)
+        if definition is None:
+            raise UnknownConstructionError(call.name, clause=text)
         binding = dict(zip(definition.args, call.args, strict=True))
         pre.extend(_instantiate(s, binding, text) for s in definition.preconditions)
         outputs = tuple(binding[o] for o in definition.outputs)
@@ -100,6 +108,7 @@ def compile_problem(problem: Problem, definitions: dict[str, ConstructionDef] | 
 
     Raises:
         ProblemSyntaxError: A construction's facts cannot be formed from the points it was given.
+        UnknownConstructionError: A clause uses a construction missing from ``definitions``.
     """
     defs = default_definitions() if definitions is None else definitions
     return [_compile_clause(clause, defs) for clause in problem.clauses]
@@ -120,17 +129,36 @@ def _place_one(
     candidates = [
         p for p in intersect(loci[0], loci[1]) if all(extra.contains(p, 1e-6) for extra in loci[2:])
     ]
+    kinds = " and ".join(_LOCUS_NAMES[type(locus)] for locus in loci)
+    if not candidates:
+        raise Degenerate(f"the loci of {name} ({kinds}) do not meet")
     fresh = [p for p in candidates if all(norm(p - q) > SEPARATION * spread for q in existing)]
     if not fresh:
-        raise Degenerate(f"the loci of {name} have no new common point")
+        raise Degenerate(f"the loci of {name} ({kinds}) meet only at existing points")
     return fresh[int(rng.integers(len(fresh)))]
+
+
+_LOCUS_NAMES: dict[type, str] = {Line: "line", Circle: "circle"}
+"""How a failure message names each kind of locus."""
+
+NUMERIC_FAILURES = (ArithmeticError, ValueError, np.linalg.LinAlgError)
+"""Errors a sketch's arithmetic may raise on an unlucky sample; they fail the attempt like a degenerate one."""
+
+
+def _sketch(call: _SketchCall, coords: dict[str, Vec], rng: np.random.Generator) -> tuple[Vec | Locus, ...]:
+    try:
+        return SKETCHES[call.name]([coords[p] for p in call.points], call.numbers, rng)
+    except GeoSynthError:
+        raise  # a ProblemSyntaxError is a ValueError too, but never a numeric accident
+    except NUMERIC_FAILURES as err:
+        raise Degenerate(f"sketch {call.name} failed numerically ({type(err).__name__}: {err})") from None
 
 
 def _place(step: _Step, coords: dict[str, Vec], rng: np.random.Generator) -> dict[str, Vec]:
     points: dict[str, list[Vec]] = {p: [] for p in step.points}
     loci: dict[str, list[Locus]] = {p: [] for p in step.points}
     for outputs, call in step.sketches:
-        result = SKETCHES[call.name]([coords[p] for p in call.points], call.numbers, rng)
+        result = _sketch(call, coords, rng)
         if len(outputs) == 1:
             name = outputs[0]
             for value in result:
