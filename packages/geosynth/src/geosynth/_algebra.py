@@ -18,6 +18,8 @@ from geosynth._chasing import (
 )
 from geosynth._factstore import FactStore
 from geosynth._geometry import Vec
+from geosynth._lengths import build_lengths, length_system_findings
+from geosynth._proportions import proportion_findings
 from geosynth._relations import Relation
 from geosynth._triangles import triangle_findings
 
@@ -38,13 +40,17 @@ def algebra_findings(
 
     Returns:
         Parallels and perpendiculars, equal angles at named points, congruent segments, similar and
-        congruent triangles, then the goal.
+        congruent triangles, facts of the ratio-premise rules, equal segments and constant ratios of
+        the length system, then the goal.
     """
     angles, ratios = build_systems(store, coords, facts)
     found = direction_findings(angles)
     found += angle_findings(store, angles, vertex_angles(store, angles, ()))
     found += length_findings(store, ratios)
     found += triangle_findings(angles, ratios, coords, store.triangles)
+    found += proportion_findings(store, angles, ratios, coords, facts)
+    lengths = build_lengths(store, coords, facts, ratios)
+    found += length_system_findings(store, lengths, ratios, goal)
     if goal is not None:
         verdict = goal_sources(goal, angles, ratios)
         if verdict is not None:

@@ -45,6 +45,7 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
+from geosynth._transversals import points_on_lines, transversal_equations
 
 
 def triangle_angle_forms(
@@ -82,12 +83,15 @@ def _factor(n: int) -> dict[int, int]:
     return out
 
 
-def _log_of(value: Fraction) -> Expr:
+def log_of(value: Fraction) -> Expr:
     """``log value`` (a positive rational) over the prime units ``("log", p)``."""
     out: Expr = {("log", p): Fraction(e) for p, e in _factor(value.numerator).items()}
     for p, e in _factor(value.denominator).items():
         add_scaled(out, {("log", p): Fraction(e)}, Fraction(-1))
     return out
+
+
+_log_of = log_of  # the earlier private name
 
 
 class _LogUnits:
@@ -211,7 +215,7 @@ class RatioSystem:
         if isinstance(fact, Midpoint):
             m, a, b = p
             double = self.ratio(a, b, m, a)
-            add_scaled(double, _log_of(Fraction(2)), Fraction(-1))
+            add_scaled(double, log_of(Fraction(2)), Fraction(-1))
             return [self.ratio(m, a, m, b), double]
         if isinstance(fact, EqualRatios):
             expr = self.ratio(*p[0:4])
@@ -219,7 +223,7 @@ class RatioSystem:
             return [expr]
         if isinstance(fact, RatioConstant):
             expr = self.ratio(*p)
-            add_scaled(expr, _log_of(fact.value), Fraction(-1))
+            add_scaled(expr, log_of(fact.value), Fraction(-1))
             return [expr]
         if isinstance(fact, SimilarTriangles | CongruentTriangles):
             return self._triangles(fact)
@@ -238,13 +242,6 @@ class RatioSystem:
         return out
 
 
-def _points_on_lines(store: FactStore) -> dict[int, list[str]]:
-    on: dict[int, set[str]] = {}
-    for a, b in itertools.combinations(store.points, 2):
-        on.setdefault(store.line_of(a, b), set()).update((a, b))
-    return {line: sorted(points) for line, points in on.items()}
-
-
 def _cut(store: FactStore, o: str, first: list[str], second: list[str]) -> list[tuple[str, str]]:
     """Pairs ``(a, c)``: ``a`` on the first line, ``c`` on the second, ``o``, ``a``, ``c`` collinear."""
     return [
@@ -261,7 +258,7 @@ def thales(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, frozense
     With ``a b`` parallel to ``c d``, ``o a c`` and ``o b d`` collinear: ``oa / oc = ob / od = ab / cd``.
     The parallel and the two collinearities are appended to ``facts`` as the equations' sources.
     """
-    on = _points_on_lines(store)
+    on = points_on_lines(store)
     by_dir: dict[int, list[int]] = {}
     for line in on:
         by_dir.setdefault(store._dirs.find(line), []).append(line)
@@ -285,6 +282,58 @@ def thales(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, frozense
     return out
 
 
+def _hits(on: dict[int, list[str]], transversal: int, parallels: list[int]) -> dict[int, str]:
+    """For each parallel line, the named point it shares with the transversal (when there is one)."""
+    points = set(on[transversal])
+    out: dict[int, str] = {}
+    for line in parallels:
+        common = points.intersection(on[line])
+        if len(common) == 1:
+            out[line] = common.pop()
+    return out
+
+
+def intercepts(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, frozenset[int]]]:
+    """Ratio equations of three or more parallel lines cut by two transversals (``r43`` generalised).
+
+    When parallel lines ``l0, l1, ...`` meet one transversal at ``a0, a1, ...`` and another at
+    ``b0, b1, ...``: ``|ai aj| / |a0 a1| = |bi bj| / |b0 b1|``. The parallels and the transversals'
+    collinearities are appended to ``facts`` as the equations' sources.
+    """
+    on = points_on_lines(store)
+    by_dir: dict[int, list[int]] = {}
+    for line in on:
+        by_dir.setdefault(store._dirs.find(line), []).append(line)
+    ratios = RatioSystem()
+    out: list[tuple[Expr, frozenset[int]]] = []
+    for direction, parallels in by_dir.items():
+        if len(parallels) < 3:
+            continue
+        cuts = [
+            (t, hits)
+            for t in sorted(on)
+            if store._dirs.find(t) != direction and len(hits := _hits(on, t, sorted(parallels))) >= 3
+        ]
+        for (_, first), (_, second) in itertools.combinations(cuts, 2):
+            shared = [line for line in first if line in second]
+            if len(shared) < 3:
+                continue
+            a = [first[line] for line in shared]
+            b = [second[line] for line in shared]
+            base = len(facts)
+            facts += [Parallel.of(*on[shared[0]][:2], *on[line][:2]) for line in shared[1:]]
+            facts += [Collinear.of(*a), Collinear.of(*b)]
+            sources = frozenset(range(base, len(facts)))
+            head = ratios.ratio(a[0], a[1], b[0], b[1])
+            for i, j in itertools.combinations(range(len(shared)), 2):
+                if (i, j) == (0, 1):
+                    continue
+                expr = ratios.ratio(a[i], a[j], b[i], b[j])
+                add_scaled(expr, head, Fraction(-1))
+                out.append((expr, sources))
+    return out
+
+
 def bisectors(angles: AngleSystem, facts: list[Relation]) -> list[tuple[Expr, frozenset[int]]]:
     """Ratio equations of angle bisectors (``r13`` of rules.txt), decided by the reduced angle system.
 
@@ -295,7 +344,7 @@ def bisectors(angles: AngleSystem, facts: list[Relation]) -> list[tuple[Expr, fr
     store, units = angles.store, angles.system.units
     ratios = RatioSystem()
     out: list[tuple[Expr, frozenset[int]]] = []
-    for points in _points_on_lines(store).values():
+    for points in points_on_lines(store).values():
         for b, c in itertools.combinations(points, 2):
             for d in points:
                 if d in (b, c):
@@ -321,8 +370,9 @@ def build_systems(
 ) -> tuple[AngleSystem, RatioSystem]:
     """Both systems from the facts (fact ``i`` is source ``i`` of every equation it gives).
 
-    Parallel lines cut by lines through a point add ratio equations whose sources (a parallel and two
-    collinearities) are appended to ``facts``.
+    Parallel lines cut by lines through a point (Thales), three or more parallels cut by two lines
+    (intercepts), Menelaus and Ceva configurations and angle bisectors add ratio equations whose
+    sources (parallels, collinearities) are appended to ``facts``.
     """
     angles, ratios = AngleSystem(store, coords), RatioSystem()
     for index, fact in enumerate(list(facts)):
@@ -330,7 +380,13 @@ def build_systems(
             angles.system.add(expr, index)
         for ratio in ratios.equations(fact):
             ratios.system.add(ratio, index)
-    for expr, sources in [*thales(store, facts), *bisectors(angles, facts)]:
+    derived = [
+        *thales(store, facts),
+        *intercepts(store, facts),
+        *transversal_equations(store, facts),
+        *bisectors(angles, facts),
+    ]
+    for expr, sources in derived:
         for var in expr:
             if isinstance(var, tuple) and var[0] == "S":
                 ratios.segments.add((var[1], var[2]))

@@ -23,6 +23,8 @@ SIMILARITY_RULE = "similar triangles (ratios)"
 """The rule name recorded for triangles found similar or congruent by the systems."""
 MAX_POINTS = 24
 """Problems with more points skip this search (its cost grows with the cube of the points)."""
+MAX_TRIED = 6
+"""Earlier triangles of one side-angle-side key tried against a new one."""
 
 Triple = tuple[str, str, str]
 Key = tuple[object, ...]
@@ -46,9 +48,9 @@ def _angle_key(angles: AngleSystem, reduced: Reduced, sign: int) -> Key:
     return (body, constant)
 
 
-def _definite(fact: Relation, coords: dict[str, Vec]) -> Relation | None:
+def _definite(fact: Relation, coords: dict[str, Vec], orientations: tuple[str, ...]) -> Relation | None:
     cls = type(fact)
-    for orientation in ("same", "opposite"):
+    for orientation in orientations:
         candidate = cls.of(*fact.points, orientation=orientation)
         if holds(candidate, coords):
             return candidate
@@ -60,20 +62,37 @@ class _Search:
         self.angles, self.ratios, self.coords = angles, ratios, coords
         self.found: dict[Relation, frozenset[int]] = {}
 
-    def pair(self, t1: Triple, t2: Triple, sources: frozenset[int], known: set[object]) -> None:
+    def pair(
+        self,
+        t1: Triple,
+        t2: Triple,
+        sources: frozenset[int],
+        known: set[object],
+        orientations: tuple[str, ...] = ("same", "opposite"),
+    ) -> bool:
+        """Record ``t1 ~ t2`` when it holds on the diagram with an orientation the premises justify.
+
+        Side-side-side justifies either orientation. Side-angle-side compares directed angles between
+        lines, which fix the triangle angle only together with the orientation: equal directed angles give
+        equal angles for triangles of the same orientation, opposite ones for mirrored triangles. Any other
+        match (e.g. the two angles a line makes at a point, supplementary, that happen to be right angles on
+        the diagram) would be a true fact with an invalid reason, so it is not recorded.
+        """
         if set(t1) == set(t2):
-            return
+            return False
         same_side = _ratio(self.ratios, t1[0], t1[1], t2[0], t2[1])
         congruent = not same_side.expr
         cls = CongruentTriangles if congruent else SimilarTriangles
-        fact = _definite(cls.of(*t1, *t2), self.coords)
-        if fact is None or fact in known or fact in self.found:
-            return
-        self.found[fact] = sources | (same_side.sources if congruent else frozenset())
+        fact = _definite(cls.of(*t1, *t2), self.coords, orientations)
+        if fact is None:
+            return False  # equal directed angles, but the triangles' angles are supplementary
+        if fact not in known and fact not in self.found:
+            self.found[fact] = sources | (same_side.sources if congruent else frozenset())
+        return True
 
     def run(self, points: tuple[str, ...], known: set[object]) -> None:
         sss: dict[Key, tuple[Triple, frozenset[int]]] = {}
-        sas: dict[Key, tuple[Triple, frozenset[int]]] = {}
+        sas: dict[Key, list[tuple[Triple, frozenset[int]]]] = {}
         for a, b, c in itertools.permutations(points, 3):
             store = self.angles.store
             if store.line_of(a, b) == store.line_of(b, c):
@@ -86,11 +105,28 @@ class _Search:
             turn = self.angles.angle(store.line_of(b, a), store.line_of(b, c))
             ratio = _ratio(self.ratios, b, a, b, c)
             sources = ratio.sources | turn.sources
-            for sign in (1, -1):
-                found = sas.get((_full(ratio), _angle_key(self.angles, turn, sign)))
-                if found is not None and found[0] != (a, b, c):
-                    self.pair(found[0], (a, b, c), found[1] | sources, known)
-            sas.setdefault((_full(ratio), _angle_key(self.angles, turn, 1)), ((a, b, c), sources))
+            self._side_angle_side((a, b, c), sas, (_full(ratio), turn), sources, known)
+
+    def _side_angle_side(
+        self,
+        triple: Triple,
+        sas: dict[Key, list[tuple[Triple, frozenset[int]]]],
+        keys: tuple[Key, Reduced],
+        sources: frozenset[int],
+        known: set[object],
+    ) -> None:
+        """Pair a triangle with the first earlier one of equal side ratio and angle that really matches.
+
+        Equal directed angles between lines may be supplementary angles of the triangles (a vertex
+        angle and its neighbour along a line), so several candidates of one key are tried.
+        """
+        ratio, turn = keys
+        for sign in (1, -1):
+            for other, other_sources in sas.get((ratio, _angle_key(self.angles, turn, sign)), [])[:MAX_TRIED]:
+                orientation = ("same",) if sign == 1 else ("opposite",)
+                if other != triple and self.pair(other, triple, other_sources | sources, known, orientation):
+                    break
+        sas.setdefault((ratio, _angle_key(self.angles, turn, 1)), []).append((triple, sources))
 
 
 def triangle_findings(

@@ -1,0 +1,183 @@
+"""Rules whose premises are ratio equalities, decided by the reduced ratio system.
+
+The fact store has no ``eqratio`` table; instead, every candidate instance of such a rule asks the ratio
+system whether its ratio premise reduces to zero. Each finding names the ratio rows it used and the
+collinearities behind it (appended to ``facts``); side conditions (which side of a point, which order
+along a line) are read off the diagram, and the conclusion still passes the numeric gate.
+
+- ``r28`` (converse of Thales): ``o a c`` and ``o b d`` collinear, ``oa / oc = ob / od`` or
+  ``oa / ac = ob / bd``, the points in the same order on both lines: ``a b`` is parallel to ``c d``.
+- ``r12`` (converse of the angle bisector theorem): ``d`` on line ``b c``, ``a`` off it,
+  ``db / dc = ab / ac``: line ``a d`` bisects the angle between ``a b`` and ``a c`` (internally or
+  externally; the directed statement covers both).
+- ``r42`` (converse of the trapezoid midline): ``a b`` parallel to ``c d``, ``m`` on ``a d``, ``n`` on
+  ``b c``, ``ma / md = nb / nc`` with ``m`` and ``n`` in the same position relative to their segments:
+  ``m n`` is parallel to ``a b``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from geosynth._chasing import DEG, AngleSystem, Finding, RatioSystem
+from geosynth._elimination import Expr, Reduced, add_scaled
+from geosynth._factstore import FactStore
+from geosynth._geometry import Vec
+from geosynth._relations import Collinear, EqualLineAngles, Parallel, Relation
+from geosynth._transversals import points_on_lines
+
+CONVERSE_THALES = "r28"
+"""The rule name of parallels from proportional cuts (``rules.txt`` r28)."""
+RATIO_BISECTOR = "r12"
+"""The rule name of angle bisectors from side ratios (``rules.txt`` r12)."""
+TRAPEZOID_MIDLINE = "r42"
+"""The rule name of the converse trapezoid midline (``rules.txt`` r42)."""
+MAX_POINTS = 30
+"""Problems with more points skip these searches."""
+
+
+def _equal_ratios(ratios: RatioSystem, first: tuple[str, ...], second: tuple[str, ...]) -> Reduced | None:
+    """The reduced ``log(first ratio) - log(second ratio)`` when it is zero, else ``None``."""
+    expr: Expr = ratios.ratio(*first)
+    add_scaled(expr, ratios.ratio(*second), Fraction(-1))
+    reduced = ratios.system.reduce(expr)
+    return reduced if not reduced.expr else None
+
+
+def _position(coords: dict[str, Vec], o: str, p: str) -> tuple[float, float]:
+    return coords[p][0] - coords[o][0], coords[p][1] - coords[o][1]
+
+
+def _same_ray(coords: dict[str, Vec], o: str, a: str, c: str) -> bool:
+    """Whether ``a`` and ``c`` (collinear with ``o``) lie on the same side of ``o``."""
+    u, v = _position(coords, o, a), _position(coords, o, c)
+    return u[0] * v[0] + u[1] * v[1] > 0
+
+
+class _Search:
+    def __init__(
+        self, store: FactStore, angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec]
+    ) -> None:
+        self.store, self.angles, self.ratios, self.coords = store, angles, ratios, coords
+        self.on = points_on_lines(store)
+        self.found: list[Finding] = []
+
+    def _emit(
+        self, fact: Relation, rule: str, reduced: Reduced, facts: list[Relation], extra: list[Relation]
+    ) -> None:
+        base = len(facts)
+        facts += extra
+        self.found.append(Finding(fact, rule, reduced.sources | frozenset(range(base, len(facts)))))
+
+    def thales(self, facts: list[Relation]) -> None:
+        """``r28``: proportional cuts of two lines through a point give a parallel."""
+        store = self.store
+        for o in store.points:
+            lines = [line for line, points in self.on.items() if o in points and len(points) >= 3]
+            for l1, l2 in itertools.combinations(lines, 2):
+                first = [p for p in self.on[l1] if p != o]
+                second = [p for p in self.on[l2] if p != o]
+                for a, c in itertools.combinations(first, 2):
+                    for b, d in itertools.permutations(second, 2):
+                        if store.dir_of(a, b) == store.dir_of(c, d):
+                            continue
+                        reduced = self._cuts(o, a, c, b, d)
+                        if reduced is not None:
+                            extra: list[Relation] = [Collinear.of(o, a, c), Collinear.of(o, b, d)]
+                            self._emit(Parallel.of(a, b, c, d), CONVERSE_THALES, reduced, facts, extra)
+
+    def _cuts(self, o: str, a: str, c: str, b: str, d: str) -> Reduced | None:
+        """``oa / oc = ob / od``, ``oa / ac = ob / bd`` or ``oc / ca = od / db`` (points alike placed)."""
+        coords = self.coords
+        if _same_ray(coords, o, a, c) != _same_ray(coords, o, b, d):
+            return None
+        found = _equal_ratios(self.ratios, (o, a, o, c), (o, b, o, d))
+        if found is None and _same_ray(coords, a, o, c) == _same_ray(coords, b, o, d):
+            found = _equal_ratios(self.ratios, (o, a, a, c), (o, b, b, d))
+        if found is None and _same_ray(coords, c, o, a) == _same_ray(coords, d, o, b):
+            found = _equal_ratios(self.ratios, (o, c, c, a), (o, d, d, b))
+        return found
+
+    def bisectors(self, facts: list[Relation]) -> None:
+        """``r12``: a point dividing a side in the ratio of the other two sides is on a bisector."""
+        store, units = self.store, self.angles.system.units
+        for points in self.on.values():
+            if len(points) < 3:
+                continue
+            for b, c in itertools.combinations(points, 2):
+                for d in points:
+                    if d in (b, c):
+                        continue
+                    for a in store.points:
+                        if a in points:
+                            continue
+                        ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
+                        known = self.angles.system.reduce(
+                            {("L", ab): Fraction(1), ("L", ad): Fraction(-2), ("L", ac): Fraction(1)}
+                        )
+                        if not known.key(units) and not known.constant(units).get(DEG, Fraction(0)) % 180:
+                            continue
+                        reduced = _equal_ratios(self.ratios, (d, b, d, c), (a, b, a, c))
+                        if reduced is not None:
+                            fact = EqualLineAngles.of(a, b, a, d, a, d, a, c)
+                            self._emit(fact, RATIO_BISECTOR, reduced, facts, [Collinear.of(b, c, d)])
+
+    def midlines(self, facts: list[Relation]) -> None:
+        """``r42``: points dividing the legs of a trapezoid in one ratio span a parallel to its bases."""
+        store = self.store
+        by_dir: dict[int, list[int]] = {}
+        for line in self.on:
+            by_dir.setdefault(store._dirs.find(line), []).append(line)
+        for parallels in by_dir.values():
+            for l1, l2 in itertools.combinations(sorted(parallels), 2):
+                for a, b in itertools.permutations(self.on[l1], 2):
+                    for d, c in itertools.permutations(self.on[l2], 2):
+                        self._legs(a, b, c, d, facts)
+
+    def _legs(self, a: str, b: str, c: str, d: str, facts: list[Relation]) -> None:
+        store, on = self.store, self.on
+        if a > b or a in (c, d) or b in (c, d):  # a point on both lines: they are one line, not yet merged
+            return
+        if store.line_of(a, d) == store.line_of(b, c):
+            return
+        for m in on[store.line_of(a, d)]:
+            for n in on[store.line_of(b, c)]:
+                if m in (a, d) or n in (b, c) or m == n or store.dir_of(m, n) == store.dir_of(a, b):
+                    continue
+                if _same_ray(self.coords, m, a, d) != _same_ray(self.coords, n, b, c):
+                    continue
+                if _same_ray(self.coords, a, m, d) != _same_ray(self.coords, b, n, c):
+                    continue
+                reduced = _equal_ratios(self.ratios, (m, a, m, d), (n, b, n, c))
+                if reduced is not None:
+                    extra: list[Relation] = [
+                        Parallel.of(a, b, c, d),
+                        Collinear.of(a, d, m),
+                        Collinear.of(b, c, n),
+                    ]
+                    self._emit(Parallel.of(m, n, a, b), TRAPEZOID_MIDLINE, reduced, facts, extra)
+
+
+def proportion_findings(
+    store: FactStore, angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec], facts: list[Relation]
+) -> list[Finding]:
+    """Parallels and angle bisectors that ratio premises imply (rules r28, r12, r42).
+
+    Args:
+        store: The fact store (line and direction classes; instances it already holds are skipped).
+        angles: The angle system (bisectors it already implies are skipped).
+        ratios: The ratio system that decides the ratio premises.
+        coords: The diagram (the side conditions of r28 and r42).
+        facts: Every fact so far; the collinearities and parallels each finding uses are appended.
+
+    Returns:
+        The findings, each with the ratio rows and appended facts it used as sources.
+    """
+    if len(store.points) > MAX_POINTS:
+        return []
+    search = _Search(store, angles, ratios, coords)
+    search.thales(facts)
+    search.bisectors(facts)
+    search.midlines(facts)
+    return search.found

@@ -1,0 +1,35 @@
+"""Soundness of the side-angle-side triangle search (geosynth._triangles)."""
+
+from __future__ import annotations
+
+from geosynth import parse_problem, solve_one
+from geosynth._triangles import SIMILARITY_RULE
+
+MORLEY_MIDPOINT = (
+    "a b c = triangle a b c; d e = trisect d e b a c; f g = trisect f g c b a; h i = trisect h i a c b; "
+    "j = intersection_ll j b f c i; k = intersection_ll k a e c h; l = intersection_ll l a d b g; "
+    "m = midpoint m k l ? cong j k j l"
+)
+
+
+def test_a_coincidental_right_angle_is_no_reason_for_congruence() -> None:
+    # Morley's triangle j k l is equilateral, so j m is perpendicular to k l on every diagram; nothing in
+    # the rules proves that. Triangles j k m and j l m share the line pair (k l, j m) at m, so their directed
+    # line angles are equal although their triangle angles are supplementary. Congruence from that match
+    # needs the same orientation, which these mirrored triangles lack: the search once "proved" the goal in
+    # five steps this way.
+    problem = parse_problem(MORLEY_MIDPOINT)
+    result, deduction = solve_one(problem, time_limit=20)
+    assert not result.solved
+    for derivation in deduction.derivations:
+        if derivation.rule == SIMILARITY_RULE:
+            assert set(derivation.fact.points[:3]) != {"j", "k", "m"} or "l" not in derivation.fact.points
+
+
+def test_side_angle_side_still_finds_mirrored_congruent_triangles() -> None:
+    # The perpendicular bisector: p a m and p b m are mirror images with a right angle that is proved.
+    problem = parse_problem(
+        "a b = segment a b; m = midpoint m a b; p = on_tline p m a b ? eqangle p a a b a b p b"
+    )
+    result, _ = solve_one(problem, time_limit=20)
+    assert result.solved
