@@ -1,11 +1,15 @@
 """geosynth: the formal plane-geometry engine and the data factories built on it.
 
-Phase 1 of the engine: the formal language (relations over named points in canonical form, composite
-shapes, quantities and linear equations), the AlphaGeometry/JGEX problem format, construction
-definitions as data, a numeric realiser with an injected RNG, extraction of diagrammatic relations,
-a deductive core (rules as data compiled to SQLite joins over union-find classes) alternating with
-an exact algebraic system (angle and ratio chasing by Gaussian elimination), solving with per-problem
-worker processes, and proofs traced from the givens to the goal.
+The engine: a formal language (relations over named points in canonical form, composite shapes, quantities
+and linear equations), the AlphaGeometry/JGEX problem format, construction definitions as data, a numeric
+realiser with an injected RNG, diagrammatic relations read off a diagram, a deductive database (rules as
+data compiled to SQLite joins over union-find classes) alternating with exact algebra (angle, ratio and
+length systems by Gaussian elimination), per-problem worker processes with hard timeouts, proofs traced
+from the givens to the goal with minimal supports (PySCIPOpt), a textbook form, and a replay checker.
+
+Subpackages: :mod:`geosynth.calc` (calculation problems, formal Geometry3K), :mod:`geosynth.synth`
+(problem synthesis, diagrams, text, auxiliary constructions, the PGPS bridge), :mod:`geosynth.mts`
+(multi-trace synthesis of PGPS programs).
 """
 
 from __future__ import annotations
@@ -23,7 +27,23 @@ from geosynth._definitions import (
 from geosynth._diagrammatic import diagrammatic_relations
 from geosynth._numeric import holds
 from geosynth._predicates import PREDICATES, build_relation, relation_text
-from geosynth._problem import Clause, Construction, Problem, format_problem, load_problems, parse_problem
+from geosynth._problem import (
+    Clause,
+    Construction,
+    Problem,
+    format_problem,
+    load_problems,
+    parse_problem,
+    read_problem_lines,
+)
+from geosynth._proof import (
+    TextbookStep,
+    TracedProof,
+    format_textbook,
+    proof_data,
+    textbook_steps,
+    trace_proof,
+)
 from geosynth._quantities import Angle, Area, Length, LinearEquation, Term, Variable
 from geosynth._realise import Diagram, realise
 from geosynth._relations import (
@@ -50,6 +70,7 @@ from geosynth._relations import (
     SameSide,
     SimilarTriangles,
 )
+from geosynth._replay import Proof, ProofLine, ReplayReport, StepCheck, replay
 from geosynth._rules import Rule, load_rules, parse_rules
 from geosynth._shapes import (
     EquilateralTriangle,
@@ -66,6 +87,7 @@ from geosynth._shapes import (
 )
 from geosynth._solve import ProofStep, SolveResult, format_proof, proof_steps, solve_all
 from geosynth._solve import solve as solve_one
+from geosynth._support import Support, minimal_support
 from geosynth.errors import (
     ConstructionFailed,
     DefinitionError,
@@ -117,11 +139,14 @@ __all__ = (
     "Perpendicular",
     "Problem",
     "ProblemSyntaxError",
+    "Proof",
+    "ProofLine",
     "ProofStep",
     "RatioConstant",
     "Rectangle",
     "Relation",
     "RelationError",
+    "ReplayReport",
     "Rhombus",
     "RightTriangle",
     "Rule",
@@ -131,7 +156,11 @@ __all__ = (
     "SolveResult",
     "Square",
     "Statement",
+    "StepCheck",
+    "Support",
     "Term",
+    "TextbookStep",
+    "TracedProof",
     "Trapezoid",
     "UnknownConstructionError",
     "UnknownPredicateError",
@@ -144,19 +173,26 @@ __all__ = (
     "equation_holds",
     "format_problem",
     "format_proof",
+    "format_textbook",
     "holds",
     "load_definitions",
     "load_problems",
     "load_rules",
+    "minimal_support",
     "parse_definitions",
     "parse_problem",
     "parse_rules",
+    "proof_data",
     "proof_steps",
     "quantity_value",
+    "read_problem_lines",
     "realise",
     "relation_text",
+    "replay",
     "solve_all",
     "solve_one",
+    "textbook_steps",
+    "trace_proof",
     "undirected_equation",
 )
 __version__ = "0.1.0"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from geosynth._chasing import AngleSystem, RatioSystem, build_systems, goal_sources
 from geosynth._deductive import KINDS, Deduction, Derivation, compile_rule
 from geosynth._factstore import FactStore
+from geosynth._lengths import LENGTH_RULE
 from geosynth._predicates import relation_text
 from geosynth._problem import Problem, format_problem
 from geosynth._relations import CircleThrough, Collinear, Concyclic, EqualLength, Midpoint, Parallel, Relation
@@ -377,6 +378,7 @@ RULE_NAMES: dict[str, str] = {
     SAME_SEGMENT: "a segment equals itself",
     "angle chasing": "angle chasing",
     "ratio chasing": "ratio chasing",
+    LENGTH_RULE: "adding and comparing segment lengths",
     SIMILARITY_RULE: "similar triangles from sides and angles",
 }
 """Rule id -> the short textbook name a sentence cites (unknown ids are cited as they are)."""

@@ -98,6 +98,7 @@ def solve(
         seconds=time.perf_counter() - start,
         steps=len(steps),
         proof=proof_data(problem, steps) if steps else None,
+        timed_out=deduction.timed_out and not deduction.proved,
     )
     return result, deduction
 
