@@ -101,3 +101,49 @@ def test_bad_input_is_a_user_error_naming_the_input(
 def test_jobs_must_be_positive() -> None:
     result = runner.invoke(app, ["synth", "mts", str(DATASET), "--out", "o", "--jobs", "0"])
     assert result.exit_code == 2
+
+
+def test_generate_then_stats_then_resume(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    args = [
+        "synth",
+        "generate",
+        "--n",
+        "2",
+        "--task",
+        "proving",
+        "--seed",
+        "4",
+        "--shard-size",
+        "1",
+        "--out",
+        str(out),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"2 proving records in {out} (2 shards made this run)" in result.stdout
+    assert json.loads((out / "stats.json").read_text())["records"] == 2
+    stats = runner.invoke(app, ["synth", "stats", str(out), "--json"])
+    assert stats.exit_code == 0, stats.output
+    row = json.loads(stats.stdout)
+    assert (row["records"], row["checked"], row["check_rate"]) == (2, 2, 1.0)
+    table = runner.invoke(app, ["synth", "stats", str(out), "--no-recheck"])
+    assert "not re-checked" in table.stdout and "goal types" in table.stdout
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "(0 shards made this run)" in again.stdout
+    other = runner.invoke(app, [*args[:-2], "--seed", "5", "--out", str(out)])
+    assert other.exit_code == 1 and "different settings (seed)" in other.stderr.replace("\n", " ")
+
+
+def test_generate_rejects_a_bad_task_and_a_bad_config(tmp_path: Path) -> None:
+    bad_task = runner.invoke(app, ["synth", "generate", "--task", "tiling", "--out", str(tmp_path / "x")])
+    assert bad_task.exit_code == 1 and "--task must be calculation or proving" in bad_task.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text("start: []\nrules: [{clause: '{x} = midpoint {x} {q} {b}'}]\n")
+    bad = runner.invoke(app, ["synth", "generate", "--config", str(config), "--out", str(tmp_path / "y")])
+    assert bad.exit_code == 1 and "unknown placeholders" in bad.stderr.replace("\n", " ")
+
+
+def test_stats_of_a_folder_without_records_is_a_user_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["synth", "stats", str(tmp_path)])
+    assert result.exit_code != 0 and "no data/shard" in result.stderr.replace("\n", " ")

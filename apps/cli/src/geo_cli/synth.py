@@ -2,6 +2,8 @@
 
 ``geo synth mts DATASET --out DIR`` runs the multi-trace synthesis pipeline (geosynth.mts);
 ``geo synth mts-stats DIR...`` prints the Table-6 statistics of finished output folders.
+``geo synth generate --config CONFIG --n N --out DIR`` synthesizes problems from scratch (geosynth.synth),
+``geo synth render RECORDS --out DIR`` draws their diagrams and ``geo synth stats DIR`` summarises a dataset.
 """
 
 from __future__ import annotations
@@ -159,3 +161,146 @@ def mts_stats(
     for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
+
+
+@contextmanager
+def _user_errors() -> Generator[None]:
+    """Configuration, dataset-folder and missing-module errors of geosynth.synth exit as user errors."""
+    from geosynth.synth import DatasetError, SynthConfigError, SynthUnavailableError
+
+    try:
+        yield
+    except (DatasetError, SynthConfigError, SynthUnavailableError) as exc:
+        fail(f"{type(exc).__name__}: {exc}", EXIT_USER)
+
+
+@app.command("generate")
+@guarded
+def generate(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Dataset folder (an earlier run in it is resumed).")
+    ],
+    n: Annotated[int, typer.Option("--n", min=1, help="Problems to generate.")] = 100,
+    config: Annotated[
+        str, typer.Option("--config", "-c", help="Generator config: a YAML file or a bundled name.")
+    ] = "default",
+    task: Annotated[str, typer.Option("--task", help="calculation or proving.")] = "proving",
+    seed: Annotated[int, typer.Option("--seed", help="Run seed (same seed, same files).")] = 0,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Worker processes (Ray CPUs with --ray).")
+    ] = 1,
+    ray: Annotated[bool, typer.Option("--ray", help="Run shards as Ray tasks (needs ray).")] = False,
+    shard_size: Annotated[
+        int, typer.Option("--shard-size", min=1, help="Records per resumable shard.")
+    ] = 100,
+    render: Annotated[bool, typer.Option("--render/--no-render", help="Render every diagram.")] = False,
+    image_format: Annotated[str, typer.Option("--image-format", help="png or svg.")] = "png",
+) -> None:
+    """Synthesize problems from scratch; every one is re-solved by the engine before it is written."""
+    from geosynth.synth import dataset_stats, load_config, write_dataset
+
+    if task not in ("calculation", "proving"):
+        fail(f"--task must be calculation or proving, got {task!r}")
+    with _user_errors(), _progress(err_console) as progress:
+        settings = load_config(config)
+        made, failed = write_dataset(
+            settings,
+            n,
+            seed,
+            out,
+            task="calculation" if task == "calculation" else "proving",
+            shard_size=shard_size,
+            jobs=jobs,
+            use_ray=ray,
+            render=render,
+            image_format=image_format,
+            progress=lambda done, total: progress("generate", done, total),
+        )
+    stats = dataset_stats(out, recheck=False)
+    (out / "stats.json").write_text(stats.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    left = f"; {len(failed)} records gave up (indices {list(failed)[:10]})" if failed else ""
+    typer.echo(f"{stats.records} {task} records in {out} ({made} shards made this run){left}")
+    typer.echo(f"goal types: {', '.join(f'{k}={v}' for k, v in stats.goal_types.items())}")
+
+
+@app.command("render")
+@guarded
+def render(
+    records: Annotated[Path, typer.Argument(help="A dataset folder or a JSONL file of synthesized records.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the images.")],
+    image_format: Annotated[str, typer.Option("--image-format", help="png or svg.")] = "png",
+) -> None:
+    """Draw the diagram of every synthesized record (needs the render extra)."""
+    from geosynth._problem import parse_problem
+    from geosynth._realise import Diagram
+    from geosynth.synth import SynthRecord, read_records
+    from geosynth.synth._generate import require
+
+    with _user_errors():
+        draw = require("_render", "render_diagram", "diagram rendering")
+        if records.is_dir():
+            items = read_records(records)
+        else:
+            lines = records.read_text(encoding="utf-8").splitlines()
+            try:
+                items = [
+                    SynthRecord.model_validate_json(line, strict=False) for line in lines if line.strip()
+                ]
+            except ValueError as exc:
+                fail(f"{records} is not a JSONL file of synthesized records: {exc}")
+    out.mkdir(parents=True, exist_ok=True)
+    for record in items:
+        diagram = Diagram(points={p.name: (p.x, p.y) for p in record.points}, attempts=1)
+        draw(
+            parse_problem(record.problem),
+            diagram,
+            out / f"{record.id}.{image_format}",
+            fmt=image_format,
+            seed=record.seed,
+        )
+    typer.echo(f"{len(items)} diagrams written to {out}")
+
+
+@app.command("stats")
+@guarded
+def stats(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder of `geo synth generate`.")],
+    recheck: Annotated[
+        bool, typer.Option("--recheck/--no-recheck", help="Re-solve every record with the engine.")
+    ] = True,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes for the re-check.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
+) -> None:
+    """Statistics of a synthesized dataset (written to DIR/stats.json)."""
+    from geosynth.synth import dataset_stats
+
+    with _user_errors():
+        result = dataset_stats(folder, recheck=recheck, jobs=jobs)
+    (folder / "stats.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(result.model_dump_json())
+        return
+    table = Table("statistic", "value", title=f"Synthesized dataset {folder}")
+    table.add_row("records", str(result.records))
+    table.add_row("tasks", ", ".join(f"{k}={v}" for k, v in result.tasks.items()))
+    table.add_row("goal types", ", ".join(f"{k}={v}" for k, v in result.goal_types.items()))
+    table.add_row("clauses", ", ".join(f"{k}: {v}" for k, v in result.clauses.items()))
+    tokens = result.solution_tokens
+    table.add_row("solution tokens", f"mean {tokens.mean}, median {tokens.median}, max {tokens.max}")
+    rate = (
+        "not re-checked"
+        if result.check_rate is None
+        else f"{result.checked}/{result.records} ({result.check_rate:.1%})"
+    )
+    table.add_row("answer check", rate)
+    table.add_row(
+        f"diversity ({result.text_field})",
+        f"unique {result.unique_texts}, distinct 3-grams {result.distinct_ngrams}",
+    )
+    table.add_row("images", str(result.images))
+    if result.calc_crosschecked or result.pgps_programs:
+        table.add_row(
+            "calc cross-check",
+            f"{result.calc_agreed}/{result.calc_crosschecked} agree; {result.pgps_programs} PGPS programs",
+        )
+    Console(width=160).print(table)

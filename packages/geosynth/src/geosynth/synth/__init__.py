@@ -1,0 +1,64 @@
+"""Data synthesis: problems generated from scratch, with engine solutions, diagrams, texts and choices.
+
+The generator (this helper's part) samples construction rules (``SynthConfig``, bundled
+``configs/default.yaml``), realises a diagram, runs the engine to closure, picks a goal (proving: a derived
+relation; calculation: an angle, length, area or variable the engine determines exactly), cuts the
+problem down to the constructions the solution needs and re-solves it from its own text before emitting
+it. ``write_dataset`` writes resumable JSONL shards (process pool or Ray, identical output), and
+``dataset_stats`` summarises a folder. Rendering, natural-language text, multiple choice, the PGPS bridge
+and auxiliary constructions live in sibling modules and are used when present.
+"""
+
+from __future__ import annotations
+
+from geosynth.synth._config import (
+    CALCULATION_GOALS,
+    PROVING_GOALS,
+    RuleSpec,
+    SynthConfig,
+    Task,
+    config_from_mapping,
+    load_config,
+)
+from geosynth.synth._dataset import Manifest, read_records, record_line, write_dataset
+from geosynth.synth._generate import check_record, generate, generate_one, record_seed
+from geosynth.synth._records import PointRecord, SynthRecord
+from geosynth.synth._stats import SynthStats, dataset_stats, records_stats
+from geosynth.synth._to_calc import calc_crosscheck, to_calc_problem
+from geosynth.synth.errors import (
+    DatasetError,
+    GenerationFailed,
+    SynthConfigError,
+    SynthError,
+    SynthUnavailableError,
+)
+
+__all__ = (
+    "CALCULATION_GOALS",
+    "PROVING_GOALS",
+    "DatasetError",
+    "GenerationFailed",
+    "Manifest",
+    "PointRecord",
+    "RuleSpec",
+    "SynthConfig",
+    "SynthConfigError",
+    "SynthError",
+    "SynthRecord",
+    "SynthStats",
+    "SynthUnavailableError",
+    "Task",
+    "calc_crosscheck",
+    "check_record",
+    "config_from_mapping",
+    "dataset_stats",
+    "generate",
+    "generate_one",
+    "load_config",
+    "read_records",
+    "record_line",
+    "record_seed",
+    "records_stats",
+    "to_calc_problem",
+    "write_dataset",
+)

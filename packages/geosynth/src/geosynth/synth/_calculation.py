@@ -1,0 +1,315 @@
+"""Calculation problems: quantities the engine determines exactly on a figure fixed up to similarity.
+
+The figure's rules leave no degree of freedom (angles are parameters of ``s_angle`` clauses) and one
+segment's length is given, so the engine's algebra decides values: an angle whose line directions
+reduce to a constant in the angle system, a length whose log reduces to a constant relative to the given
+segment in the ratio system, and the area of a triangle with two such sides and an included angle of
+exact sine. Each value carries the facts the elimination combined; their proofs are traced, the figure is
+cut down to the clauses those proofs need, and the cut-down problem is solved again from its own text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+
+from geosynth._chasing import DEG
+from geosynth._deductive import Deduction
+from geosynth._geometry import Vec, norm
+from geosynth._predicates import relation_text
+from geosynth._problem import Problem, parse_problem
+from geosynth._realise import Diagram
+from geosynth._solve import ProofStep, _Tracer
+from geosynth.synth._config import SynthConfig
+from geosynth.synth._sample import Figure
+from geosynth.synth._trace import derived_count, prune, run_engine, trace_steps
+from geosynth.synth._values import PowerProduct, multiply, power_of, power_text, power_value
+
+TOLERANCE = 1e-6
+"""Relative tolerance of the numeric check of an exact answer against the diagram."""
+
+SINES: dict[Fraction, PowerProduct] = {
+    Fraction(30): {2: Fraction(-1)},
+    Fraction(150): {2: Fraction(-1)},
+    Fraction(90): {},
+    Fraction(45): {2: Fraction(-1, 2)},
+    Fraction(135): {2: Fraction(-1, 2)},
+    Fraction(60): {2: Fraction(-1), 3: Fraction(1, 2)},
+    Fraction(120): {2: Fraction(-1), 3: Fraction(1, 2)},
+}
+"""Angles (degrees) whose sine is a power product: the included angles areas may use."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """An exactly determined quantity of a figure."""
+
+    kind: str
+    """``angle``, ``length`` or ``area``."""
+    points: tuple[str, ...]
+    """``a b c`` (vertex b), ``a b`` or the triangle."""
+    degrees: Fraction | None
+    """Angles: the value in degrees."""
+    ratio: PowerProduct | None
+    """Lengths and areas: the value over the given length (squared for areas)."""
+    sources: frozenset[int]
+    """Indices of the facts the elimination combined."""
+
+
+def _angle_at(coords: dict[str, Vec], a: str, b: str, c: str) -> float:
+    u, v = coords[a] - coords[b], coords[c] - coords[b]
+    cosine = float(u @ v) / (norm(u) * norm(v))
+    return math.degrees(math.acos(max(-1.0, min(1.0, cosine))))
+
+
+class Evaluator:
+    """Exact values read off the engine's angle and ratio systems after a search to closure."""
+
+    def __init__(self, deduction: Deduction, scale: tuple[str, str]) -> None:
+        """Build both systems from every fact of a finished search."""
+        self.tracer = _Tracer(deduction, None)
+        self.angles, self.ratios = self.tracer.systems()
+        assert deduction.diagram is not None
+        self.coords = deduction.diagram.coords()
+        self.scale = scale
+
+    def angle(self, a: str, b: str, c: str) -> Value | None:
+        """The undirected angle ``a b c`` when the angle system fixes it."""
+        l1, l2 = self.angles.line(b, a), self.angles.line(b, c)
+        if l1 == l2:
+            return None
+        reduced = self.angles.angle(l1, l2)
+        units = self.angles.system.units
+        if reduced.key(units) or not reduced.sources:
+            return None
+        directed = reduced.constant(units).get(DEG, Fraction(0)) % 180
+        measured = _angle_at(self.coords, a, b, c)
+        for value in (directed, 180 - directed):
+            if 0 < value < 180 and abs(float(value) - measured) < TOLERANCE * 180:
+                return Value("angle", (a, b, c), value, None, reduced.sources)
+        return None
+
+    def length(self, x: str, y: str) -> Value | None:
+        """``|x y|`` over the given length when the ratio system fixes it."""
+        p, q = self.scale
+        if {x, y} == {p, q}:
+            return None
+        reduced = self.ratios.system.reduce(self.ratios.ratio(x, y, p, q))
+        units = self.ratios.system.units
+        if reduced.key(units) or not reduced.sources:
+            return None
+        ratio = {int(u[1]): e for u, e in reduced.constant(units).items() if isinstance(u, tuple)}
+        measured = norm(self.coords[x] - self.coords[y]) / norm(self.coords[p] - self.coords[q])
+        if abs(power_value(ratio) - measured) > TOLERANCE * max(1.0, measured):
+            return None
+        return Value("length", (x, y), None, ratio, reduced.sources)
+
+    def area(self, a: str, b: str, c: str) -> Value | None:
+        """The area of triangle ``a b c`` over the given length squared, from two sides and their angle."""
+        for x, y, z in ((a, b, c), (b, c, a), (c, a, b)):
+            angle = self.angle(x, y, z)
+            if angle is None or angle.degrees is None or angle.degrees not in SINES:
+                continue
+            first, second = self.length(y, x), self.length(y, z)
+            if first is None or second is None or first.ratio is None or second.ratio is None:
+                continue
+            ratio = multiply(first.ratio, second.ratio, SINES[angle.degrees], {2: Fraction(-1)})
+            sources = angle.sources | first.sources | second.sources
+            return Value("area", (a, b, c), None, ratio, sources)
+        return None
+
+    def candidates(self, points: tuple[str, ...]) -> dict[str, list[Value]]:
+        """Every determined, non-trivial angle, length and area of the figure (by kind)."""
+        found: dict[str, list[Value]] = {"angle": [], "length": [], "area": []}
+        for b in points:
+            for a, c in itertools.combinations([p for p in points if p != b], 2):
+                if abs(_angle_at(self.coords, a, b, c) - 90) < 89.9 and (v := self.angle(a, b, c)):
+                    found["angle"].append(v)
+        for x, y in itertools.combinations(points, 2):
+            if v := self.length(x, y):
+                found["length"].append(v)
+        for tri in itertools.combinations(points, 3):
+            if abs(_angle_at(self.coords, *tri) - 90) < 89.9 and (v := self.area(*tri)):
+                found["area"].append(v)
+        return {k: [v for v in vs if len(v.sources) >= 2] for k, vs in found.items()}
+
+
+@dataclass(frozen=True)
+class CalculationProblem:
+    """A calculation problem the engine re-solved from its own statement."""
+
+    text: str
+    """The problem line (constructions only)."""
+    givens: tuple[str, ...]
+    """Quantity statements: ``length a b = 6`` and, for variable goals, ``angle a b c = x + 15``."""
+    goal: str
+    """``angle a b c``, ``length a b``, ``area a b c`` or ``var x``."""
+    goal_type: str
+    """``angle``, ``length``, ``area`` or ``var``."""
+    answer: str
+    """The exact answer (``40``, ``3*sqrt(2)``)."""
+    answer_value: float
+    """Its float value."""
+    diagram: Diagram
+    """Coordinates of the points."""
+    steps: tuple[ProofStep, ...]
+    """Proofs of the facts the computation uses."""
+    final: str
+    """The computation's last line (the value and where it comes from)."""
+
+
+@dataclass(frozen=True)
+class _Goal:
+    kind: str
+    points: tuple[str, ...]
+    offset: int
+    length: int
+
+
+def _answer(value: Value, goal: _Goal) -> tuple[str, float]:
+    if value.degrees is not None:
+        exact = value.degrees - goal.offset
+        return str(exact), float(exact)
+    assert value.ratio is not None
+    power = 2 if value.kind == "area" else 1
+    product = multiply(value.ratio, power_of(Fraction(goal.length) ** power))
+    return power_text(product), power_value(product)
+
+
+def _evaluate(evaluator: Evaluator, kind: str, points: tuple[str, ...]) -> Value | None:
+    if kind in ("angle", "var"):
+        return evaluator.angle(*points)
+    return evaluator.length(*points) if kind == "length" else evaluator.area(*points)
+
+
+def _givens(goal: _Goal, scale: tuple[str, str]) -> tuple[str, ...]:
+    out = [f"length {scale[0]} {scale[1]} = {goal.length}"]
+    if goal.kind == "var":
+        sign = "+" if goal.offset >= 0 else "-"
+        out.append(f"angle {' '.join(goal.points)} = x {sign} {abs(goal.offset)}")
+    return tuple(out)
+
+
+def _final(value: Value, goal: _Goal, answer: str, refs: tuple[int, ...]) -> str:
+    rule = {
+        "angle": "angle chasing",
+        "var": "angle chasing",
+        "length": "ratio chasing",
+        "area": "triangle area",
+    }
+    where = f"{rule[goal.kind]} from {', '.join(map(str, refs))}" if refs else rule[goal.kind]
+    name = f"{goal.kind} {' '.join(goal.points)}"
+    if goal.kind == "var":
+        assert value.degrees is not None
+        return f"angle {' '.join(goal.points)} = {value.degrees}  [{where}]; x = {answer}"
+    return f"{name} = {answer}  [{where}]"
+
+
+def check_calculation(
+    text: str, givens: tuple[str, ...], goal: str, diagram: Diagram, config: SynthConfig
+) -> tuple[str, float, tuple[ProofStep, ...], str] | None:
+    """Solve a calculation problem from its statement on its diagram.
+
+    Args:
+        text: The problem line.
+        givens: ``length p q = L`` first; for a ``var x`` goal, then ``angle a b c = x + k``.
+        goal: ``angle a b c``, ``length a b``, ``area a b c`` or ``var x``.
+        diagram: The emitted coordinates (the numeric check and the engine's diagram).
+        config: Search bounds.
+
+    Returns:
+        The exact answer, its value, the proofs of the facts used and the final line; ``None`` when the
+        engine does not determine the goal or the value disagrees with the diagram.
+    """
+    problem = parse_problem(text)
+    _, p, q, _, length = givens[0].split()
+    kind, *names = goal.split()
+    offset = 0
+    if kind == "var":
+        tokens = givens[1].split()
+        names, offset = tokens[1:4], int(tokens[7]) * (1 if tokens[6] == "+" else -1)
+    target = _Goal(kind, tuple(names), offset, int(length))
+    deduction = run_engine(problem, diagram, config)
+    if deduction is None:
+        return None
+    evaluator = Evaluator(deduction, (p, q))
+    value = _evaluate(evaluator, kind, target.points)
+    if value is None:
+        return None
+    roots = [evaluator.tracer.facts[i] for i in sorted(value.sources)]
+    steps = tuple(trace_steps(deduction, roots, minimal=True))
+    numbers = {relation_text(s.fact): s.number for s in steps}
+    refs = tuple(numbers[relation_text(f)] for f in roots if relation_text(f) in numbers)
+    answer, number = _answer(value, target)
+    return answer, number, steps, _final(value, target, answer, refs)
+
+
+def _choose(
+    found: dict[str, list[Value]], config: SynthConfig, rng: random.Random
+) -> tuple[str, Value] | None:
+    weights = config.goals.get("calculation", {})
+    kinds = [k for k in sorted(weights) if weights[k] > 0 and found.get("angle" if k == "var" else k)]
+    if not kinds:
+        return None
+    kind = rng.choices(kinds, weights=[weights[k] for k in kinds], k=1)[0]
+    pool = found["angle" if kind == "var" else kind]
+    return kind, pool.pop(rng.randrange(len(pool)))
+
+
+def make_calculation(figure: Figure, config: SynthConfig, rng: random.Random) -> CalculationProblem | None:
+    """A calculation problem from a determined figure, or ``None`` when no goal survives the checks."""
+    if figure.scale is None or figure.length is None:
+        return None
+    deduction = run_engine(figure.problem, figure.diagram, config)
+    if deduction is None:
+        return None
+    evaluator = Evaluator(deduction, figure.scale)
+    found = evaluator.candidates(figure.problem.points)
+    for _ in range(config.goal_tries):
+        chosen = _choose(found, config, rng)
+        if chosen is None:
+            return None
+        kind, value = chosen
+        roots = [evaluator.tracer.facts[i] for i in sorted(value.sources)]
+        steps = trace_steps(deduction, roots)
+        derived = derived_count(steps)
+        if derived < 1 or derived + len(roots) - 1 < config.min_proof_steps:
+            continue  # read straight off the givens: too easy
+        points = {p for s in steps for p in s.fact.points} | set(value.points) | set(figure.scale)
+        problem, diagram, mapping = prune(figure.problem, figure.diagram, points, None)
+        names = tuple(mapping[p] for p in value.points)
+        offset = 0
+        if kind == "var":
+            assert value.degrees is not None
+            offset = rng.choice([k for k in range(-30, 31, 5) if k and value.degrees - k > 0])
+        target = _Goal(kind, names, offset, figure.length)
+        givens = _givens(target, (mapping[figure.scale[0]], mapping[figure.scale[1]]))
+        goal = "var x" if kind == "var" else f"{kind} {' '.join(names)}"
+        made = _emit(problem, givens, goal, diagram, config, kind)
+        if made is not None:
+            return made
+    return None
+
+
+def _emit(
+    problem: Problem, givens: tuple[str, ...], goal: str, diagram: Diagram, config: SynthConfig, kind: str
+) -> CalculationProblem | None:
+    text = problem.text()
+    checked = check_calculation(text, givens, goal, diagram, config)
+    if checked is None:
+        return None
+    answer, number, steps, final = checked
+    return CalculationProblem(
+        text=text,
+        givens=givens,
+        goal=goal,
+        goal_type=kind,
+        answer=answer,
+        answer_value=number,
+        diagram=diagram,
+        steps=steps,
+        final=final,
+    )

@@ -1,0 +1,309 @@
+"""The generator: records from a configuration, a count and a seed.
+
+Record ``i`` of a run uses only its own seed (derived from the run seed and ``i``), so records can be
+made in any order, by any number of processes or Ray tasks, and the output is the same. For each record,
+figures are sampled until one yields a problem the engine re-solves from its emitted statement (bounded
+by ``config.sample_tries``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import signal
+import threading
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from geosynth._problem import Problem, parse_problem
+from geosynth._realise import Diagram
+from geosynth._solve import ProofStep, format_proof
+from geosynth.synth._calculation import CalculationProblem, check_calculation, make_calculation
+from geosynth.synth._config import SynthConfig, Task
+from geosynth.synth._proving import ProvingProblem, check_proving, make_proving
+from geosynth.synth._records import PointRecord, SynthRecord
+from geosynth.synth._sample import sample_figure
+from geosynth.synth.errors import GenerationFailed, SynthUnavailableError
+
+_TASK_CODE = {"proving": 1, "calculation": 2}
+
+
+def record_seed(seed: int, index: int, task: Task) -> int:
+    """The seed of record ``index`` of a run (a hash of the run seed, the index and the task)."""
+    state = np.random.SeedSequence([seed, index, _TASK_CODE[task]]).generate_state(1, dtype=np.uint32)
+    return int(state[0])
+
+
+class _Overtime(Exception):
+    """Raised by the alarm when one figure's work passes the clock."""
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Generator[None]:
+    """A hard wall-clock limit on the block (SIGALRM; only where the platform and thread allow it).
+
+    The engine checks its own ``time_limit`` only between rounds, and one round can run away on an
+    unlucky figure; the alarm interrupts it. Only figures that reach the limit are affected.
+    """
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable or seconds is None:
+        yield
+        return
+
+    def _ring(signum: int, frame: object) -> None:
+        raise _Overtime
+
+    previous = signal.signal(signal.SIGALRM, _ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def optional(module: str, name: str) -> Callable[..., Any] | None:
+    """A function of a sibling synthesis module, or ``None`` when that module (or name) does not exist yet."""
+    try:
+        return getattr(importlib.import_module(f"geosynth.synth.{module}"), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def require(module: str, name: str, what: str) -> Callable[..., Any]:
+    """Like :func:`optional`, but a missing function is an error naming the feature.
+
+    Raises:
+        SynthUnavailableError: The module or function is not available yet.
+    """
+    found = optional(module, name)
+    if found is None:
+        raise SynthUnavailableError(
+            f"{what} is not available yet (geosynth.synth.{module}.{name} is missing)"
+        )
+    return found
+
+
+def _points(diagram: Diagram) -> tuple[PointRecord, ...]:
+    return tuple(PointRecord(name=n, x=x, y=y) for n, (x, y) in diagram.points.items())
+
+
+def _constructions(problem: Problem) -> tuple[str, ...]:
+    return tuple("+".join(c.name for c in clause.constructions) for clause in problem.clauses)
+
+
+def _given_sentence(givens: tuple[str, ...]) -> str:
+    """The given quantities as one sentence: ``length a b = 6`` becomes ``Given AB = 6.``."""
+    parts: list[str] = []
+    for given in givens:
+        left, right = given.split(" = ")
+        kind, *names = left.split()
+        label = "".join(n.upper() for n in names)
+        parts.append(f"∠{label} = {right}°" if kind == "angle" else f"{label} = {right}")
+    return f"Given {' and '.join(parts)}." if parts else ""
+
+
+def _with_givens(question: str, givens: tuple[str, ...]) -> str:
+    """The question with the given quantities stated just before its last sentence."""
+    sentence = _given_sentence(givens)
+    if not sentence:
+        return question
+    cut = question.rstrip().rfind(". ")
+    if cut < 0:
+        return f"{sentence} {question}"
+    return f"{question[: cut + 2]}{sentence} {question[cut + 2 :]}"
+
+
+def _texts(
+    problem: Problem,
+    goal: str,
+    steps: tuple[ProofStep, ...],
+    rng: random.Random,
+    givens: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    problem_text = optional("_text", "problem_text")
+    proof_text = optional("_text", "proof_text")
+    if problem_text is not None:
+        out["question"] = _with_givens(problem_text(problem, goal=goal, rng=rng), givens)
+    if proof_text is not None:
+        out["solution_text"] = proof_text(steps)
+    return out
+
+
+def _aux_split(made: ProvingProblem, base: dict[str, Any], config: SynthConfig) -> dict[str, Any] | None:
+    """Auxiliary-split fields, or ``None`` when the record must be dropped (no split, split required)."""
+    if not config.aux_split:
+        return {}
+    split = require("_aux", "split_auxiliary", "the auxiliary-construction split")
+    example = split(parse_problem(made.text), made.steps, seed=base["seed"], time_limit=config.aux_time_limit)
+    if example is None:
+        return None if config.require_aux else {}
+    return {"aux_problem": example.problem, "aux_clauses": tuple(example.auxiliary)}
+
+
+def _proving_record(
+    made: ProvingProblem, base: dict[str, Any], rng: random.Random, split: dict[str, Any]
+) -> SynthRecord:
+    problem = parse_problem(made.text)
+    lines = tuple(format_proof(made.steps).splitlines())
+    return SynthRecord.model_validate(
+        {
+            **base,
+            "problem": made.text,
+            "givens": (),
+            "goal": made.goal,
+            "goal_type": made.goal_type,
+            "constructions": _constructions(problem),
+            "n_clauses": len(problem.clauses),
+            "points": _points(made.diagram),
+            "answer": None,
+            "answer_value": None,
+            "solution": lines,
+            "n_steps": len(lines),
+            **_texts(problem, made.goal, made.steps, rng),
+            **split,
+        }
+    )
+
+
+def _crosscheck(made: CalculationProblem, base: dict[str, Any], config: SynthConfig) -> dict[str, Any] | None:
+    """Cross-check fields, or ``None`` when the record must be dropped (disagreement, agreement required)."""
+    if not config.calc_crosscheck:
+        return {}
+    from geosynth.synth._to_calc import bridge, calc_crosscheck
+
+    problem = parse_problem(made.text)
+    answer, calc_problem, solution = calc_crosscheck(
+        base["id"], problem, made.diagram, made.givens, made.goal, config.calc_time_limit
+    )
+    agrees = answer is not None and abs(answer - made.answer_value) <= 1e-6 * max(1.0, abs(made.answer_value))
+    if config.require_calc_agreement and not agrees:
+        return None
+    out: dict[str, Any] = {"calc_answer": answer}
+    to_pgps = bridge()
+    if agrees and to_pgps is not None:
+        program = to_pgps(calc_problem, solution)
+        if program is not None:
+            out.update(
+                pgps_program=program.program,
+                pgps_numbers=tuple(program.numbers),
+                pgps_clauses=tuple(program.clauses),
+            )
+    return out
+
+
+def _calculation_record(
+    made: CalculationProblem, base: dict[str, Any], rng: random.Random, checked: dict[str, Any]
+) -> SynthRecord:
+    problem = parse_problem(made.text)
+    lines = (*format_proof(made.steps).splitlines(), f"{len(made.steps) + 1}. {made.final}")
+    extra = {**_texts(problem, made.goal, made.steps, rng, made.givens), **checked}
+    choices = optional("_choices", "multiple_choice")
+    boxed = optional("_choices", "boxed")
+    kind = "angle" if made.goal_type in ("angle", "var") else made.goal_type
+    if choices is not None:
+        options, index = choices(made.answer_value, kind=kind, rng=rng)
+        extra.update(choices=tuple(options), choice_index=index)
+    if boxed is not None:
+        extra["boxed"] = boxed(made.answer_value, kind)
+    return SynthRecord.model_validate(
+        {
+            **base,
+            "problem": made.text,
+            "givens": made.givens,
+            "goal": made.goal,
+            "goal_type": made.goal_type,
+            "constructions": _constructions(problem),
+            "n_clauses": len(problem.clauses),
+            "points": _points(made.diagram),
+            "answer": made.answer,
+            "answer_value": made.answer_value,
+            "solution": lines,
+            "n_steps": len(lines),
+            **extra,
+        }
+    )
+
+
+def generate_one(config: SynthConfig, task: Task, seed: int, index: int) -> SynthRecord:
+    """Record ``index`` of the run with seed ``seed``.
+
+    Raises:
+        GenerationFailed: No sampled figure gave a checked problem within ``config.sample_tries``.
+    """
+    own = record_seed(seed, index, task)
+    base = {"id": f"{task}-{seed}-{index:07d}", "task": task, "index": index, "seed": own}
+    for attempt in range(config.sample_tries):
+        try:
+            with _deadline(config.time_limit):
+                record = _attempt(config, task, own, attempt, base)
+        except _Overtime:
+            continue  # the figure's search ran away within one engine round: drop the figure
+        if record is not None:
+            return record
+    raise GenerationFailed(
+        f"record {index} (seed {seed}, task {task}): no checked problem after {config.sample_tries} figures"
+    )
+
+
+def _attempt(
+    config: SynthConfig, task: Task, own: int, attempt: int, base: dict[str, Any]
+) -> SynthRecord | None:
+    """One sampled figure: the record it yields, or ``None``."""
+    rng = random.Random(own * 1000 + attempt)
+    nprng = np.random.default_rng([own, attempt])
+    figure = sample_figure(config, task, rng, nprng)
+    if figure is None:
+        return None
+    if task == "proving":
+        proving = make_proving(figure, config, rng)
+        split = None if proving is None else _aux_split(proving, base, config)
+        if proving is not None and split is not None:
+            return _proving_record(proving, base, rng, split)
+        return None
+    calculation = make_calculation(figure, config, rng)
+    checked = None if calculation is None else _crosscheck(calculation, base, config)
+    if calculation is not None and checked is not None:
+        return _calculation_record(calculation, base, rng, checked)
+    return None
+
+
+def generate(config: SynthConfig, n: int, seed: int, task: Task = "proving") -> Iterator[SynthRecord]:
+    """Records ``0..n-1`` of a run, in order (each re-solved and numerically checked before it is yielded).
+
+    Args:
+        config: The generator configuration.
+        n: How many records.
+        seed: The run's seed.
+        task: ``proving`` or ``calculation``.
+
+    Raises:
+        GenerationFailed: A record index exhausted its tries.
+        ValueError: ``n`` is negative.
+    """
+    if n < 0:
+        raise ValueError(f"n must be non-negative, got {n}")
+    for index in range(n):
+        yield generate_one(config, task, seed, index)
+
+
+def check_record(record: SynthRecord, config: SynthConfig) -> bool:
+    """Re-solve a record from its statement on its diagram and compare with what it claims.
+
+    Proving records: the engine proves the goal again and the goal holds numerically. Calculation
+    records: the engine determines the same exact answer, which agrees with the diagram's measurement.
+    """
+    diagram = Diagram(points={p.name: (p.x, p.y) for p in record.points}, attempts=1)
+    if record.task == "proving":
+        steps = check_proving(record.problem, diagram, config)
+        return steps is not None and not record.answer
+    checked = check_calculation(record.problem, record.givens, record.goal, diagram, config)
+    return checked is not None and checked[0] == record.answer

@@ -1,0 +1,164 @@
+"""Synthesized calculation problems as :class:`geosynth.calc.CalcProblem` (Geometry3K style), and a cross-check.
+
+The construction facts become conditions (relations the calculation model has, equal lengths and equal
+angles as equations, ``s_angle`` parameters as angle equations read with the diagram's orientation), the
+given length and variable equation become equations, the diagram's relations are read off the figure,
+and the goal is the quantity. :func:`calc_crosscheck` solves that problem with the calculation solver
+(``geosynth.calc.solve_calc``), an engine independent of the one that chose the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from geosynth._angles import undirected_equation
+from geosynth._diagrammatic import diagrammatic_relations
+from geosynth._problem import Problem
+from geosynth._quantities import Angle, Area, Length
+from geosynth._realise import Diagram, compile_problem
+from geosynth._relations import (
+    CircleThrough,
+    Collinear,
+    CongruentTriangles,
+    DirectedAngleConstant,
+    EqualLength,
+    EqualLineAngles,
+    Midpoint,
+    Parallel,
+    Perpendicular,
+    Relation,
+    SimilarTriangles,
+)
+from geosynth.synth._generate import optional
+
+DIRECT = (Collinear, Perpendicular, Parallel, Midpoint, SimilarTriangles, CongruentTriangles)
+"""Construction facts the calculation model takes as they are."""
+
+
+def _calc() -> Any:
+    import geosynth.calc as calc
+
+    return calc
+
+
+def _minus(left: Any, right: Any) -> Any:
+    calc = _calc()
+    return calc.Equation(expr=calc.Op(op="-", args=(left, right)))
+
+
+def _radians(degrees: Fraction | str) -> Any:
+    return _calc().Num(text=f"{degrees}/180*pi")
+
+
+def _angle_equation(fact: EqualLineAngles, diagram: Diagram) -> list[Any]:
+    calc = _calc()
+    equation = undirected_equation(fact, diagram)
+    if equation is None:
+        return []
+    total: Any = None
+    for term in equation.terms:
+        part = calc.Op(op="*", args=(calc.Num(text=str(term.coefficient)), term.quantity))
+        total = part if total is None else calc.Op(op="+", args=(total, part))
+    return [_minus(total, _radians(equation.constant))]
+
+
+def _fixed_angle(fact: DirectedAngleConstant, diagram: Diagram) -> list[Any]:
+    a, b, x = fact.points
+    coords = diagram.coords()
+    u, v = coords[a] - coords[b], coords[x] - coords[b]
+    measured = math.degrees(math.atan2(abs(float(u[0] * v[1] - u[1] * v[0])), float(u @ v)))
+    directed = fact.degrees % 180
+    value = (
+        directed
+        if abs(float(directed) - measured) < abs(float(180 - directed) - measured)
+        else 180 - directed
+    )
+    return [_minus(Angle.of(a, b, x), _radians(value))]
+
+
+def _conditions(fact: Relation, diagram: Diagram) -> list[Any]:
+    if isinstance(fact, DIRECT):
+        return [fact]
+    if isinstance(fact, EqualLength):
+        a, b, c, d = fact.points
+        return [_minus(Length.of(a, b), Length.of(c, d))]
+    if isinstance(fact, CircleThrough):
+        o, first, *rest = fact.points
+        return [_minus(Length.of(o, first), Length.of(o, p)) for p in rest]
+    if isinstance(fact, EqualLineAngles):
+        return _angle_equation(fact, diagram)
+    if isinstance(fact, DirectedAngleConstant):
+        return _fixed_angle(fact, diagram)
+    return []  # concyclicity and ratios: the calculation model has no such condition
+
+
+def to_calc_problem(
+    record_id: str, problem: Problem, diagram: Diagram, givens: tuple[str, ...], goal: str
+) -> Any:
+    """The :class:`geosynth.calc.CalcProblem` of a synthesized calculation problem.
+
+    Args:
+        record_id: The record's id (the calc problem's id).
+        problem: The constructions.
+        diagram: Their coordinates (angle orientation, diagrammatic relations).
+        givens: ``length p q = L`` and, for a variable goal, ``angle a b c = x + k``.
+        goal: ``angle a b c``, ``length a b``, ``area a b c`` or ``var x``.
+    """
+    calc = _calc()
+    conditions: list[Any] = []
+    for step in compile_problem(problem):
+        for fact in step.facts:
+            conditions.extend(c for c in _conditions(fact, diagram) if c not in conditions)
+    _, p, q, _, length = givens[0].split()
+    conditions.append(_minus(Length.of(p, q), calc.Num(text=length)))
+    kind, *names = goal.split()
+    if kind == "var":
+        tokens = givens[1].split()
+        shifted = calc.Op(op=tokens[6], args=(calc.Var(name="x"), calc.Num(text=tokens[7])))
+        scaled = calc.Op(
+            op="*", args=(shifted, calc.Op(op="/", args=(calc.Const(name="pi"), calc.Num(text="180"))))
+        )
+        conditions.append(_minus(Angle.of(*tokens[1:4]), scaled))
+    target = {
+        "angle": lambda: Angle.of(*names),
+        "length": lambda: Length.of(*names),
+        "area": lambda: Area.of(*names),
+    }
+    goal_expr = calc.Var(name="x") if kind == "var" else target[kind]()
+    return calc.CalcProblem(
+        id=record_id,
+        conditions=tuple(conditions),
+        diagram=tuple(diagrammatic_relations(diagram)),
+        goal=goal_expr,
+    )
+
+
+def calc_crosscheck(
+    record_id: str, problem: Problem, diagram: Diagram, givens: tuple[str, ...], goal: str, time_limit: float
+) -> tuple[float | None, Any, Any]:
+    """Solve the problem with the calculation solver: its answer (``None`` if not found or unavailable).
+
+    Returns:
+        The answer, the calc problem and the solution (both ``None`` when geosynth.calc is missing).
+    """
+    solve = optional_calc()
+    if solve is None:
+        return None, None, None
+    calc_problem = to_calc_problem(record_id, problem, diagram, givens, goal)
+    solution = solve(calc_problem, time_limit=time_limit)
+    return solution.answer, calc_problem, solution
+
+
+def optional_calc() -> Any:
+    """``geosynth.calc.solve_calc`` or ``None`` when the calculation solver is not installed."""
+    try:
+        return _calc().solve_calc
+    except (ImportError, AttributeError):
+        return None
+
+
+def bridge() -> Any:
+    """The PGPS bridge (``to_pgps``) or ``None`` when it is not available yet."""
+    return optional("_bridge", "to_pgps")
