@@ -304,3 +304,12 @@ def stats(
             f"{result.calc_agreed}/{result.calc_crosschecked} agree; {result.pgps_programs} PGPS programs",
         )
     Console(width=160).print(table)
+
+
+def _mount_aux() -> None:
+    from geo_cli.synth_aux import register_aux_commands
+
+    register_aux_commands(app)
+
+
+_mount_aux()
