@@ -38,11 +38,15 @@ def test_the_cpu_preset_is_runnable_here(cli: typer.Typer) -> None:
     assert "runnable here" in result.output and "not available" not in result.output
 
 
-@pytest.mark.parametrize("preset", ["paper-euclid-omni-10k", "paper-aux-construction-100k-ray"])
-def test_presets_without_a_problem_factory_say_so(cli: typer.Typer, preset: str) -> None:
-    out = " ".join(runner.invoke(cli, ["pipeline", "check", preset]).output.split())
-    assert "data: not available" in out and "no problem factory" in out
+def test_the_aux_construction_preset_says_why_its_data_is_not_available(cli: typer.Typer) -> None:
+    out = " ".join(runner.invoke(cli, ["pipeline", "check", "paper-aux-construction-100k-ray"]).output.split())
+    assert "data: not available" in out and "auxiliary-construction" in out
     assert "mts: blocked (needs data" in out and "not runnable here as is" in out
+
+
+def test_the_euclid_omni_preset_synthesizes_its_data(cli: typer.Typer) -> None:
+    out = " ".join(runner.invoke(cli, ["pipeline", "check", "paper-euclid-omni-10k"]).output.split())
+    assert "data: ready" in out and "mts: ready" in out and "not runnable here as is" in out
 
 
 @pytest.mark.parametrize(

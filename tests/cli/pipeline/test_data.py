@@ -54,3 +54,27 @@ def test_schematic_layout_keeps_the_longest_line_straight() -> None:
     pos = _layout(["line R S T", "line S U"])
     assert pos["R"][1] == pos["S"][1] == pos["T"][1]
     assert pos["R"][0] < pos["S"][0] < pos["T"][0] and pos["U"][1] > pos["S"][1]
+
+
+def test_a_synthesized_calculation_split_holds_verified_pgps_programs(
+    tmp_path: Path, make_config: MakeConfig
+) -> None:
+    import geodsl
+
+    pytest.importorskip("geosynth.synth")
+    spec = {"source": "synthesize", "synth_kind": "calculation", "synth_count": 6}
+    config, base = load_pipeline_config(make_config({"data": {"train": spec}}))
+    assert check_pipeline(config, base).stages[0].state == "ready"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    summary = run_data(StageContext(config=config, base=base, workdir=tmp_path, folder=folder, resumed=False))
+    train = load_pgps(folder / "train.json")
+    assert 1 <= len(train) <= 6 and summary["train"]["records"] == len(train)
+    for rec in train:
+        # The N numbers come from the clauses through the PGPS loader; the program reproduces the answer.
+        answer = float(geodsl.execute(rec.expression, list(rec.numbers)).answer)
+        assert abs(answer - float(rec.answer)) <= 1e-3 * max(1.0, abs(answer))
+        assert (folder / "images" / str(rec.diagram)).read_bytes()[:4] == b"\x89PNG"
+    before = (folder / "train.json").read_bytes()
+    run_data(StageContext(config=config, base=base, workdir=tmp_path, folder=folder, resumed=True))
+    assert (folder / "train.json").read_bytes() == before  # the generator's shards are reused, same seed

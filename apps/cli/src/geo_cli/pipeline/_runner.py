@@ -352,7 +352,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
 
     def synth_blocker(c: PipelineConfig) -> str | None:
         specs = (c.data.train, c.data.test)
-        return SYNTHESIS_MISSING if any(s is not None and s.source == "synthesize" for s in specs) else None
+        aux = any(s is not None and s.source == "synthesize" and s.synth_kind != "calculation" for s in specs)
+        return SYNTHESIS_MISSING if aux else None
 
     def train_ups(c: PipelineConfig) -> tuple[str, ...]:
         return () if c.train is None or c.train.records is not None else ("mts",)
@@ -391,7 +392,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
 
     def data_modules(c: PipelineConfig) -> tuple[str, ...]:
         ray = any(s is not None and s.use_ray for s in (c.data.train, c.data.test))
-        return ("geodsl", "matplotlib", *(("ray",) if ray else ()))
+        synth = any(s is not None and s.source == "synthesize" for s in (c.data.train, c.data.test))
+        return ("geodsl", "matplotlib", *(("geosynth.synth",) if synth else ()), *(("ray",) if ray else ()))
 
     return (
         StageSpec("data", lambda c: (), lambda c: True, data_inputs, data_modules, run_data, synth_blocker),

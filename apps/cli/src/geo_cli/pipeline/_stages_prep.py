@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 __all__ = ("data_inputs", "run_data", "run_mts", "run_train", "train_model_dir")
 
 SYNTHESIS_MISSING = (
-    "geosynth has no problem factory yet (seed 001's synthesis and rendering of calculation and "
-    "auxiliary-construction problems); the data stage cannot generate this split"
+    "geosynth makes auxiliary-construction examples (geo synth aux-data) but not yet at the yield a "
+    "100K run needs, and they are not PGPS programs; the data stage cannot generate this split"
 )
+SYNTH_CONFIG = "euclid-omni"
+"""The geosynth.synth configuration of a ``synthesize`` calculation split (cross-checked, bridged to PGPS)."""
 
 
 def _resolve(base: Path, value: str) -> Path:
@@ -48,11 +50,68 @@ def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
     return out
 
 
+def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list[PGPSRecord], Path]:
+    """Generate calculation problems (geosynth.synth) and keep those bridged to a verified PGPS program.
+
+    The generator resumes its own shards under ``synth/<split>``; every kept problem was re-solved by the
+    engine, cross-checked by the calculation solver and its program executed to the engine's answer.
+    Returns the records (read back through the PGPS loader, so N numbering is the loader's) and the
+    folder their diagrams are in.
+    """
+    from geodsl.data import load_pgps
+    from geosynth.synth import load_config, read_records, write_dataset
+
+    if spec.synth_kind != "calculation" or spec.synth_count is None:
+        raise StageFailedError(SYNTHESIS_MISSING)
+    out = ctx.folder / "synth" / split
+    write_dataset(
+        load_config(SYNTH_CONFIG), spec.synth_count, 0, out, task="calculation", shard_size=50,
+        jobs=ctx.config.mts.jobs, use_ray=spec.use_ray, render=True,
+        progress=lambda done, total: ctx.events.progress("data", done, total, f"{split} synthesis"),
+    )  # fmt: skip
+    raw: dict[str, Any] = {}
+    for rec in read_records(out):
+        if rec.pgps_program is None or rec.pgps_clauses is None or rec.answer_value is None:
+            continue
+        raw[rec.id] = {
+            "text": _question(rec.goal), "parsing_stru_seqs": [], "parsing_sem_seqs": list(rec.pgps_clauses),
+            "expression": rec.pgps_program, "answer": f"{rec.answer_value:.6g}", "type": rec.goal_type,
+            "choices": _choices(rec.answer_value, rec.choices), "diagram": None if rec.image is None else Path(rec.image).name,
+        }  # fmt: skip
+    if not raw:
+        raise StageFailedError(
+            f"data: none of the {spec.synth_count} synthesized problems has a PGPS program"
+        )
+    bridged = out / "pgps.json"
+    atomic_write_text(bridged, json.dumps(raw, indent=1, ensure_ascii=False))
+    return load_pgps(bridged), out / "images"
+
+
+_QUESTIONS = {"length": "Find {p}.", "angle": "Find m \\angle {p}.", "area": "Find the area of {p}.", "var": "Find {v}."}
+"""PGPS-style question per goal kind: the givens (and every number) are in the semantic clauses."""
+
+
+def _question(goal: str) -> str:
+    """``length b d`` -> ``Find BD.``: a question without numbers, so N0... are the clauses' numbers in order."""
+    kind, *args = goal.split()
+    template = _QUESTIONS.get(kind, "Find {v}.")
+    return template.format(p="".join(a.upper() for a in args), v=" ".join(args))
+
+
+def _choices(answer: float, options: tuple[str, ...] | None) -> list[float]:
+    """Four numeric options (PGPS records carry them); the answer and scaled copies when none parse."""
+    values: list[float] = []
+    for option in options or ():
+        try:
+            values.append(float(option))
+        except ValueError:
+            break
+    return values if len(values) == 4 else [answer, answer * 0.5, answer * 1.5, answer * 2.0]
+
+
 def _records(spec: DatasetSpec, base: Path) -> list[PGPSRecord]:
     from geodsl.data import load_pgps, load_sample
 
-    if spec.source == "synthesize":
-        raise StageFailedError(SYNTHESIS_MISSING)
     if spec.source == "bundled_sample":
         records = load_sample()
     else:
@@ -104,9 +163,12 @@ def run_data(ctx: StageContext) -> dict[str, Any]:
     for split, spec in (("train", ctx.config.data.train), ("test", ctx.config.data.test)):
         if spec is None:
             continue
-        records = _records(spec, ctx.base)
+        if spec.source == "synthesize":
+            records, source = _synthesized(spec, ctx, split)
+        else:
+            records = _records(spec, ctx.base)
+            source = None if spec.images_dir is None else _resolve(ctx.base, spec.images_dir)
         counts: dict[str, int] = {}
-        source = None if spec.images_dir is None else _resolve(ctx.base, spec.images_dir)
         for i, rec in enumerate(records, start=1):
             if rec.diagram is not None:
                 how = _image(rec, source, images, ctx.config.data.draw_missing_diagrams)
