@@ -39,7 +39,9 @@ def test_the_cpu_preset_is_runnable_here(cli: typer.Typer) -> None:
 
 
 def test_the_aux_construction_preset_says_why_its_data_is_not_available(cli: typer.Typer) -> None:
-    out = " ".join(runner.invoke(cli, ["pipeline", "check", "paper-aux-construction-100k-ray"]).output.split())
+    out = " ".join(
+        runner.invoke(cli, ["pipeline", "check", "paper-aux-construction-100k-ray"]).output.split()
+    )
     assert "data: not available" in out and "auxiliary-construction" in out
     assert "mts: blocked (needs data" in out and "not runnable here as is" in out
 

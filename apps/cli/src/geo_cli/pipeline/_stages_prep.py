@@ -87,7 +87,12 @@ def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list
     return load_pgps(bridged), out / "images"
 
 
-_QUESTIONS = {"length": "Find {p}.", "angle": "Find m \\angle {p}.", "area": "Find the area of {p}.", "var": "Find {v}."}
+_QUESTIONS = {
+    "length": "Find {p}.",
+    "angle": "Find m \\angle {p}.",
+    "area": "Find the area of {p}.",
+    "var": "Find {v}.",
+}
 """PGPS-style question per goal kind: the givens (and every number) are in the semantic clauses."""
 
 
