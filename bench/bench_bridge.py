@@ -96,7 +96,7 @@ def _load(folder: Path, ids: set[str] | None, limit: int | None) -> tuple[list[C
     return problems, failed
 
 
-# --- H19's generated calculation records as CalcProblems -------------------------------------------------
+# --- generated calculation records (geosynth.synth) as CalcProblems -------------------------------------------------
 
 
 def _minus(left: Expr, right: Expr) -> Equation:
@@ -174,7 +174,7 @@ def _given_condition(given: str) -> Equation:
 
 
 def synth_calc_problem(record: dict[str, Any]) -> CalcProblem:
-    """A generated calculation record (H19's JSONL) as a CalcProblem over capitalised point names."""
+    """A generated calculation record (geosynth.synth JSONL) as a CalcProblem over capitalised point names."""
     problem = parse_problem(record["problem"])
     upper = {p: p.upper() for p in problem.points}
     problem = problem.renamed(upper)

@@ -1,6 +1,6 @@
 """Data synthesis: problems generated from scratch, with engine solutions, diagrams, texts and choices.
 
-The generator (this helper's part) samples construction rules (``SynthConfig``, bundled
+The generator samples construction rules (``SynthConfig``, bundled
 ``configs/default.yaml``), realises a diagram, runs the engine to closure, picks a goal (proving: a derived
 relation; calculation: an angle, length, area or variable the engine determines exactly), cuts the
 problem down to the constructions the solution needs and re-solves it from its own text before emitting

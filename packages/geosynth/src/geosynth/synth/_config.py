@@ -112,7 +112,7 @@ class SynthConfig(BaseModel):
     calc_time_limit: float = Field(default=10.0, gt=0)
     """Seconds the calculation solver may take per problem in the cross-check."""
     aux_split: bool = False
-    """Proving records: also split off the auxiliary constructions the proof uses (H21's ``split_auxiliary``)."""
+    """Proving records: also split off the auxiliary constructions the proof uses (``split_auxiliary``)."""
     require_aux: bool = False
     """With the split: emit only problems that need auxiliary constructions."""
     aux_time_limit: float = Field(default=10.0, gt=0)

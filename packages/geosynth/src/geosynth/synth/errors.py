@@ -14,7 +14,7 @@ class SynthConfigError(SynthError, ValueError):
 
 
 class SynthUnavailableError(SynthError):
-    """An optional part of the pipeline (a module of another helper, or an extra) is not installed."""
+    """An optional part of the pipeline (a sibling module or an extra) is not installed."""
 
 
 class GenerationFailed(SynthError):
