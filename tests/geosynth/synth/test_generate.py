@@ -19,7 +19,7 @@ from geosynth.synth import (
     record_seed,
 )
 
-CONFIG = load_config()
+CONFIG = load_config().model_copy(update={"time_limit": None})  # rounds only: no clock, so runs compare
 
 
 def _diagram(record: SynthRecord) -> Diagram:

@@ -14,7 +14,7 @@ from geosynth.synth import load_config, write_dataset
 from geosynth.synth._ray import import_ray
 
 HAS_RAY = importlib.util.find_spec("ray") is not None
-CONFIG = load_config()
+CONFIG = load_config().model_copy(update={"time_limit": None})  # rounds only: no clock, so runs compare
 
 
 @pytest.fixture
