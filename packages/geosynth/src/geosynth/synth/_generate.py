@@ -26,7 +26,7 @@ from geosynth.synth._config import SynthConfig, Task
 from geosynth.synth._proving import ProvingProblem, check_proving, make_proving
 from geosynth.synth._records import PointRecord, SynthRecord
 from geosynth.synth._sample import sample_figure
-from geosynth.synth.errors import GenerationFailed, SynthUnavailableError
+from geosynth.synth.errors import GenerationFailed, SynthError, SynthUnavailableError
 
 _TASK_CODE = {"proving": 1, "calculation": 2}
 
@@ -208,10 +208,14 @@ def _calculation_record(
     extra = {**_texts(problem, made.goal, made.steps, rng, made.givens), **checked}
     choices = optional("_choices", "multiple_choice")
     boxed = optional("_choices", "boxed")
-    kind = "angle" if made.goal_type in ("angle", "var") else made.goal_type
+    kind = made.goal_type  # a variable bound by ``x + k = angle`` is not itself an angle (it may pass 180)
     if choices is not None:
-        options, index = choices(made.answer_value, kind=kind, rng=rng)
-        extra.update(choices=tuple(options), choice_index=index)
+        try:
+            options, index = choices(made.answer_value, kind=kind, rng=rng)
+        except SynthError:  # no plausible options for this value: the record keeps its free-form answer
+            options, index = None, None
+        if options is not None:
+            extra.update(choices=tuple(options), choice_index=index)
     if boxed is not None:
         extra["boxed"] = boxed(made.answer_value, kind)
     return SynthRecord.model_validate(
