@@ -33,3 +33,21 @@ def test_side_angle_side_still_finds_mirrored_congruent_triangles() -> None:
     )
     result, _ = solve_one(problem, time_limit=20)
     assert result.solved
+
+
+def test_rules_with_directed_angle_premises_conclude_only_the_same_orientation() -> None:
+    import numpy as np
+
+    from geosynth import CongruentTriangles, realise
+    from geosynth._deductive import _Numeric, _oriented
+
+    # B, H, C collinear: r34's premise ∠(HB, HD) = ∠(HC, HD) holds for any D, so it pairs B H D with C H D;
+    # they are mirror images only because H D happens to be perpendicular to B C on this figure.
+    problem = parse_problem(
+        "a b c = triangle a b c; o = circle o a b c; h = midpoint h c b; d = on_line d o h, on_line d a b"
+    )
+    numeric = _Numeric(realise(problem, np.random.default_rng(0), 100, check_goal=False))
+    pair = CongruentTriangles.of("b", "h", "d", "c", "h", "d")
+    assert _oriented(pair, numeric, ("same",)) is None
+    either = _oriented(pair, numeric, ("same", "opposite"))
+    assert isinstance(either, CongruentTriangles) and either.orientation == "opposite"

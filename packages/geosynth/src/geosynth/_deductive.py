@@ -407,10 +407,14 @@ def _side_condition(statement: Statement, binding: dict[str, str], numeric: _Num
     return relation is not None and numeric.holds(relation)
 
 
-def _oriented(fact: Relation | None, numeric: _Numeric) -> Relation | None:
+def _oriented(fact: Relation | None, numeric: _Numeric, orientations: tuple[str, ...]) -> Relation | None:
     """A triangle pair of unknown orientation made definite by the diagram (kept as is otherwise).
 
-    ``None`` for a triangle paired with itself vertex for vertex (true of any triangle, so not a fact).
+    Only ``orientations`` are tried: a rule whose premises compare directed angles (``eqangle6 B A B C Q P Q
+    R``) proves equal triangle angles only for triangles of the same orientation; for mirrored ones those
+    premises say the angles are supplementary, and a right angle on the diagram would make the mirrored
+    congruence true for an invalid reason. ``None`` for a triangle paired with itself vertex for vertex
+    (true of any triangle, so not a fact).
     """
     if not isinstance(fact, SimilarTriangles | CongruentTriangles):
         return fact
@@ -418,22 +422,24 @@ def _oriented(fact: Relation | None, numeric: _Numeric) -> Relation | None:
         return None  # a triangle matched with itself, vertex for vertex: says nothing
     if fact.orientation != "any":
         return fact
-    for orientation in ("same", "opposite"):
+    for orientation in orientations:
         definite = type(fact).of(*fact.points, orientation=orientation)
         if numeric.holds(definite):
             return definite
-    return fact
+    return None if len(orientations) < 2 else fact
 
 
 def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[list[Derivation], int]:
     added: list[Derivation] = []
     rejected = 0
+    angled = any(s.name.startswith("eqangle") for s in compiled.rule.premises)
+    orientations = ("same",) if angled else ("same", "opposite")
     for row in store.db.execute(compiled.sql).fetchall():
         binding = dict(zip(compiled.variables, row, strict=True))
         if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
             continue
         for conclusion in compiled.rule.conclusions:
-            fact = _oriented(_instantiate(conclusion.name, conclusion.args, binding), numeric)
+            fact = _oriented(_instantiate(conclusion.name, conclusion.args, binding), numeric, orientations)
             if fact is None or KINDS[type(fact)].implied(store, fact):
                 continue
             if not numeric.holds(fact):
