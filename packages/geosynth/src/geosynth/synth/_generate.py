@@ -200,6 +200,16 @@ def _crosscheck(made: CalculationProblem, base: dict[str, Any], config: SynthCon
     return out
 
 
+def _closing(made: CalculationProblem, conclusion: str) -> str:
+    """The last step of a calculation's text: how the value follows (the final line's reason), then the answer."""
+    reason = made.final.rsplit("[", 1)[-1].split("]", 1)[0] if "[" in made.final else ""
+    rule, _, refs = reason.partition(" from ")
+    if not rule:
+        return conclusion
+    source = f"{rule}; from steps {refs}" if refs else rule
+    return f"Step {len(made.steps) + 1}: the value follows ({source}).\n{conclusion}"
+
+
 def _calculation_record(
     made: CalculationProblem, base: dict[str, Any], rng: random.Random, checked: dict[str, Any]
 ) -> SynthRecord:
@@ -209,6 +219,12 @@ def _calculation_record(
     choices = optional("_choices", "multiple_choice")
     boxed = optional("_choices", "boxed")
     kind = made.goal_type  # a variable bound by ``x + k = angle`` is not itself an angle (it may pass 180)
+    proof_text = optional("_text", "proof_text")
+    conclude = optional("_text", "calc_conclusion")
+    if proof_text is not None and conclude is not None and made.steps:
+        extra["solution_text"] = proof_text(
+            made.steps, rng=None, conclusion=_closing(made, conclude(made.goal, made.answer_value, kind))
+        )
     if choices is not None:
         try:
             options, index = choices(made.answer_value, kind=kind, rng=rng)
