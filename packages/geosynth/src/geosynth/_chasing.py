@@ -70,7 +70,8 @@ DEG = "deg"
 Pair = tuple[str, str]
 
 
-def _factor(n: int) -> dict[int, int]:
+def factor(n: int) -> dict[int, int]:
+    """The prime factorisation of a positive integer."""
     out: dict[int, int] = {}
     p = 2
     while p * p <= n:
@@ -85,8 +86,8 @@ def _factor(n: int) -> dict[int, int]:
 
 def log_of(value: Fraction) -> Expr:
     """``log value`` (a positive rational) over the prime units ``("log", p)``."""
-    out: Expr = {("log", p): Fraction(e) for p, e in _factor(value.numerator).items()}
-    for p, e in _factor(value.denominator).items():
+    out: Expr = {("log", p): Fraction(e) for p, e in factor(value.numerator).items()}
+    for p, e in factor(value.denominator).items():
         add_scaled(out, {("log", p): Fraction(e)}, Fraction(-1))
     return out
 

@@ -7,12 +7,14 @@ the goal in post-order (every fact after the facts it uses) and :func:`format_pr
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
+from typing import TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -103,7 +105,7 @@ def solve(
     return result, deduction
 
 
-def _worker(problem: Problem, seed: int, time_limit: float, conn: Connection) -> None:
+def _worker(problem: Problem, time_limit: float, conn: Connection, seed: int = 0) -> None:
     try:
         result, _ = solve(problem, seed, time_limit)
     except GeoSynthError as err:
@@ -112,10 +114,20 @@ def _worker(problem: Problem, seed: int, time_limit: float, conn: Connection) ->
     conn.close()
 
 
-def solve_all(
-    problems: Sequence[Problem], timeout: float = 60.0, jobs: int = 1, seed: int = 0
+T = TypeVar("T")
+Work = Callable[[T, float, Connection], None]
+"""Runs in a child: solves one item within the time limit and sends one ``SolveResult`` JSON."""
+
+
+def run_isolated(
+    items: Sequence[T], names: Sequence[str], work: Work[T], timeout: float, jobs: int
 ) -> Iterator[SolveResult]:
-    """Solve each problem in a worker process killed at ``timeout`` seconds; results in input order."""
+    """Run ``work`` on each item in its own worker process, killed at ``timeout`` seconds.
+
+    The work gets 90 % of the limit as its own soft limit. A worker that dies, exits without a result
+    or passes the limit gives an error or ``timed_out`` result named ``names[i]``; results come in input
+    order. Shared by the proving engine and the calculation solver (:mod:`geosynth.calc`).
+    """
     context: ForkContext | SpawnContext = (
         multiprocessing.get_context("fork")
         if "fork" in multiprocessing.get_all_start_methods()
@@ -123,39 +135,51 @@ def solve_all(
     )
     running: dict[int, tuple[BaseProcess, Connection, float]] = {}
     done: dict[int, SolveResult] = {}
-    queue = list(range(len(problems)))[::-1]
+    queue = list(range(len(items)))[::-1]
     emitted = 0
-    while emitted < len(problems):
+    while emitted < len(items):
         while queue and len(running) < max(1, jobs):
             index = queue.pop()
             receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_worker, args=(problems[index], seed, timeout * 0.9, send))
+            process = context.Process(target=work, args=(items[index], timeout * 0.9, send))
             process.start()
             send.close()
             running[index] = (process, receive, time.perf_counter())
         for index, (process, receive, began) in list(running.items()):
-            elapsed = time.perf_counter() - began
-            if receive.poll(0.02):
-                try:
-                    done[index] = SolveResult.model_validate_json(receive.recv())
-                except EOFError:
-                    done[index] = _failed(problems[index], elapsed, "worker died")
-            elif not process.is_alive() and not receive.poll(0):
-                done[index] = _failed(problems[index], elapsed, f"worker exited with {process.exitcode}")
-            elif elapsed > timeout:
-                process.kill()
-                done[index] = SolveResult(
-                    name=problems[index].name, solved=False, seconds=elapsed, steps=0, timed_out=True
-                )
-            else:
+            result = _poll(names[index], process, receive, began, timeout)
+            if result is None:
                 continue
             process.join()
             receive.close()
             del running[index]
+            done[index] = result
         while emitted in done:
             yield done.pop(emitted)
             emitted += 1
 
 
-def _failed(problem: Problem, seconds: float, why: str) -> SolveResult:
-    return SolveResult(name=problem.name, solved=False, seconds=seconds, steps=0, error=why)
+def _poll(
+    name: str, process: BaseProcess, receive: Connection, began: float, timeout: float
+) -> SolveResult | None:
+    """The worker's result, a failure, a timeout, or ``None`` while it still runs."""
+    elapsed = time.perf_counter() - began
+    if receive.poll(0.02):
+        try:
+            return SolveResult.model_validate_json(receive.recv())
+        except EOFError:
+            return SolveResult(name=name, solved=False, seconds=elapsed, steps=0, error="worker died")
+    if not process.is_alive() and not receive.poll(0):
+        error = f"worker exited with {process.exitcode}"
+        return SolveResult(name=name, solved=False, seconds=elapsed, steps=0, error=error)
+    if elapsed > timeout:
+        process.kill()
+        return SolveResult(name=name, solved=False, seconds=elapsed, steps=0, timed_out=True)
+    return None
+
+
+def solve_all(
+    problems: Sequence[Problem], timeout: float = 60.0, jobs: int = 1, seed: int = 0
+) -> Iterator[SolveResult]:
+    """Solve each problem in a worker process killed at ``timeout`` seconds; results in input order."""
+    work: Work[Problem] = functools.partial(_worker, seed=seed)
+    return run_isolated(problems, [p.name for p in problems], work, timeout, jobs)

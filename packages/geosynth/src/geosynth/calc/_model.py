@@ -155,7 +155,7 @@ class Centroid(BaseModel):
     """Points drawn on the medians (normally the midpoints of the sides), in the source's order."""
 
 
-Relation = Annotated[
+_RelationTypes = (
     Collinear
     | Between
     | Perpendicular
@@ -172,32 +172,13 @@ Relation = Annotated[
     | Polygon
     | SimilarPolygons
     | Incenter
-    | Centroid,
-    Field(discriminator="kind"),
-]
+    | Centroid
+)
+
+Relation = Annotated[_RelationTypes, Field(discriminator="kind")]
 """A geometric condition: an engine relation where one exists, else one of the models above."""
 
-Condition = Annotated[
-    Equation
-    | Collinear
-    | Between
-    | Perpendicular
-    | Parallel
-    | Midpoint
-    | Parallelogram
-    | Rectangle
-    | Rhombus
-    | Square
-    | Trapezoid
-    | Kite
-    | SimilarTriangles
-    | CongruentTriangles
-    | Polygon
-    | SimilarPolygons
-    | Incenter
-    | Centroid,
-    Field(discriminator="kind"),
-]
+Condition = Annotated[Equation | _RelationTypes, Field(discriminator="kind")]
 """An equation or a relation."""
 
 DiagramRelation = Annotated[SameSide | OppositeSide | NotCollinear | Between, Field(discriminator="kind")]

@@ -6,19 +6,16 @@ process killed at a hard timeout, yielding :class:`geosynth._solve.SolveResult` 
 
 from __future__ import annotations
 
-import multiprocessing
 import re
 import time
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
-from multiprocessing.context import ForkContext, SpawnContext
-from multiprocessing.process import BaseProcess
 
 import sympy
 
 from geosynth._quantities import Angle, Area, Length
 from geosynth._relations import Parallel, Perpendicular
-from geosynth._solve import SolveResult
+from geosynth._solve import SolveResult, run_isolated
 from geosynth.calc._algebra import linear_form, to_sympy
 from geosynth.calc._dynamic import DYNAMIC_RULES, relation_goal
 from geosynth.calc._engine import Engine, EqRecord
@@ -213,49 +210,4 @@ def solve_calc_all(
     Yields:
         One :class:`SolveResult` per problem (``name`` is the problem id), in input order.
     """
-    context: ForkContext | SpawnContext = (
-        multiprocessing.get_context("fork")
-        if "fork" in multiprocessing.get_all_start_methods()
-        else multiprocessing.get_context("spawn")
-    )
-    running: dict[int, tuple[BaseProcess, Connection, float]] = {}
-    done: dict[int, SolveResult] = {}
-    queue = list(range(len(problems)))[::-1]
-    emitted = 0
-    while emitted < len(problems):
-        while queue and len(running) < max(1, jobs):
-            index = queue.pop()
-            receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_worker, args=(problems[index], timeout * 0.9, send))
-            process.start()
-            send.close()
-            running[index] = (process, receive, time.perf_counter())
-        for index, (process, receive, began) in list(running.items()):
-            result = _poll(problems[index], process, receive, began, timeout)
-            if result is None:
-                continue
-            process.join()
-            receive.close()
-            del running[index]
-            done[index] = result
-        while emitted in done:
-            yield done.pop(emitted)
-            emitted += 1
-
-
-def _poll(
-    problem: CalcProblem, process: BaseProcess, receive: Connection, began: float, timeout: float
-) -> SolveResult | None:
-    elapsed = time.perf_counter() - began
-    if receive.poll(0.02):
-        try:
-            return SolveResult.model_validate_json(receive.recv())
-        except EOFError:
-            return SolveResult(name=problem.id, solved=False, seconds=elapsed, steps=0, error="worker died")
-    if not process.is_alive() and not receive.poll(0):
-        error = f"worker exited with {process.exitcode}"
-        return SolveResult(name=problem.id, solved=False, seconds=elapsed, steps=0, error=error)
-    if elapsed > timeout:
-        process.kill()
-        return SolveResult(name=problem.id, solved=False, seconds=elapsed, steps=0, timed_out=True)
-    return None
+    return run_isolated(problems, [p.id for p in problems], _worker, timeout, jobs)

@@ -9,22 +9,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from geosynth._chasing import factor
+
 PowerProduct = dict[int, Fraction]
 """``prod p ** e`` as prime to rational exponent (zero exponents are not stored)."""
-
-
-def factor(n: int) -> dict[int, int]:
-    """The prime factorisation of a positive integer."""
-    out: dict[int, int] = {}
-    p = 2
-    while p * p <= n:
-        while n % p == 0:
-            out[p] = out.get(p, 0) + 1
-            n //= p
-        p += 1
-    if n > 1:
-        out[n] = out.get(n, 0) + 1
-    return out
 
 
 def power_of(value: Fraction) -> PowerProduct:
