@@ -31,10 +31,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", help="key=value overrides (dotted keys, YAML values)")
     args = parser.parse_args(argv)
     config = load_config(args.config, args.overrides, base_preset=args.preset)
-    result = train(config, resume_from=True if args.resume else None)
+    try:
+        result = train(config, resume_from=True if args.resume else None)
+    finally:
+        _close_process_group()
     if os.environ.get("RANK", "0") == "0":
         sys.stdout.write(json.dumps(result.model_dump(mode="json")) + "\n")
     return 0
+
+
+def _close_process_group() -> None:
+    """Tear down the torch.distributed group while the interpreter is still whole.
+
+    A gloo group left for interpreter shutdown can abort the process ("terminate called without an
+    active exception", SIGABRT) after training has already succeeded: its worker threads still hold
+    work objects whose release needs the GIL. This process owns the group, so it closes it.
+    """
+    if "torch" not in sys.modules:
+        return
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
