@@ -80,11 +80,12 @@ def test_aux_data_splits_a_file_and_writes_chat_records(tmp_path: Path) -> None:
         str(out),
         "--records",
         str(records),
+        "--strict",
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     example = json.loads(out.read_text())
-    assert example["auxiliary"] == [HELPER] and example["name"] == "needs-f"
+    assert example["auxiliary"] == [HELPER] and example["name"] == "needs-f" and not example["engine_alone"]
     record = json.loads(records.read_text())
     assert record["id"] == "needs-f:aux1" and record["messages"][-1]["content"][0]["text"] == HELPER
     assert "1 examples" in result.stdout and "1 chat records" in result.stdout
@@ -95,3 +96,13 @@ def test_aux_data_rejects_a_missing_file(tmp_path: Path) -> None:
         aux_app, ["aux-data", "--from-file", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 1 and "no such problem file" in result.output
+
+
+def test_aux_data_mines_random_sequences_with_workers(tmp_path: Path) -> None:
+    out = tmp_path / "mined.jsonl"
+    args = ["aux-data", "--n", "1", "--seed", "5", "--max-sequences", "3", "--jobs", "2", "--out", str(out)]
+    result = runner.invoke(aux_app, args)
+    assert result.exit_code == 0, result.output
+    (example,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert example["name"] == "aux-5-0" and example["auxiliary"]
+    assert "1 examples" in result.stdout and not (tmp_path / "mined.jsonl.partial").exists()

@@ -31,7 +31,12 @@ from geosynth.synth._aux import (
     standard_constructions,
     with_auxiliary,
 )
-from geosynth.synth._aux_random import AuxGenConfig, generate_aux_examples, random_sequence
+from geosynth.synth._aux_random import (
+    AuxGenConfig,
+    generate_aux_examples,
+    random_sequence,
+    write_aux_examples,
+)
 from geosynth.synth._aux_search import (
     EnumerationProposer,
     aux_chat_records,
@@ -81,9 +86,10 @@ def test_goal_points_follow_the_clauses(base: Problem) -> None:
 
 def test_split_recovers_the_problem_and_its_helper(solved_full: Solved, base: Problem) -> None:
     problem, steps = solved_full
-    example = split_auxiliary(problem, steps)
+    example = split_auxiliary(problem, steps, strict=True)
     assert example is not None
     assert example.auxiliary == (HELPER,)
+    assert not example.engine_alone  # the engine fails without the foot
     assert example.reduced_problem() == base.model_copy(update={"name": "L058-9+f"})
     # unsplit: the helper goes back after the other clauses and the goal is unchanged
     assert example.full_problem().text() == problem.text()
@@ -95,7 +101,7 @@ def test_split_keeps_only_confirmed_pairs(base: Problem, solved_full: Solved) ->
     # a proof that mentions no point outside the goal's needs has no auxiliary construction
     inside = [s for s in steps if "f" not in s.fact.points]
     assert split_auxiliary(problem, inside) is None
-    # an irrelevant extra clause the engine does not need: the reduced problem is still proved -> rejected
+    # a proof through an extra clause the engine does not need: kept as "engine alone", refused in strict mode
     easy = parse_problem(
         "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c; f = midpoint f b c ? para d e b c"
     )
@@ -105,7 +111,9 @@ def test_split_keeps_only_confirmed_pairs(base: Problem, solved_full: Solved) ->
     fake_step = fake[0].model_copy(
         update={"fact": parse_problem("a b c = triangle a b c; f = midpoint f b c ? midp f b c").goal}
     )
-    assert split_auxiliary(easy, [*fake, fake_step]) is None
+    loose = split_auxiliary(easy, [*fake, fake_step])
+    assert loose is not None and loose.engine_alone and loose.auxiliary == ("f = midpoint f b c",)
+    assert split_auxiliary(easy, [*fake, fake_step], strict=True) is None
 
 
 def test_extend_diagram_keeps_points_and_places_the_new_one(base: Problem) -> None:
@@ -223,10 +231,10 @@ def test_chat_records_are_geotrain_chat_records(tmp_path: Path) -> None:
 def test_examples_from_a_closure_are_confirmed() -> None:
     problem = parse_problem(WITH_HELPER.split(" ?")[0], "closure")
     closure = deduce(problem, realise(problem, np.random.default_rng(0)), time_limit=20)
-    examples = aux_examples_from(problem, closure, rng=random.Random(0), max_goals=2)
+    examples = aux_examples_from(problem, closure, rng=random.Random(0), max_goals=2, strict=True)
     assert examples  # e.g. "midp c d e": its proof goes through the foot f
     for example in examples:
-        assert example.auxiliary == (HELPER,)
+        assert example.auxiliary == (HELPER,) and not example.engine_alone
         assert example.problem.startswith(BASE.split(" ?")[0] + " ? ")
         assert example.full_problem().goal == example.reduced_problem().goal
 
@@ -260,12 +268,42 @@ def test_random_sequences_are_seeded_and_realisable() -> None:
         AuxGenConfig(min_constructions=5, max_constructions=2)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # about 10 s: seed 5 yields at its first sequence, seed 1 strictly at its tenth
 def test_generated_examples_hold_their_contract() -> None:
-    config = AuxGenConfig(max_sequences=30)
-    examples = list(generate_aux_examples(2, seed=1, config=config))
-    assert examples == list(generate_aux_examples(2, seed=1, config=config))
-    for example in examples:  # how many a budget yields depends on the engine's strength
+    config = AuxGenConfig(max_sequences=10)
+    examples = list(generate_aux_examples(2, seed=5, config=config))
+    assert len(examples) == 2
+    assert examples == list(generate_aux_examples(2, seed=5, config=config))
+    strict = list(generate_aux_examples(1, seed=1, config=config.model_copy(update={"strict": True})))
+    assert len(strict) == 1 and not strict[0].engine_alone
+    for example in [*examples, *strict]:
         reduced, full = example.reduced_problem(), example.full_problem()
-        assert not solve_one(reduced, time_limit=10)[0].solved
+        assert full.goal == reduced.goal and len(full.clauses) > len(reduced.clauses)
         assert solve_one(full, time_limit=10)[0].solved
+        assert solve_one(reduced, time_limit=10)[0].solved == example.engine_alone
+
+
+def test_mining_to_a_file_resumes_where_it_stopped(tmp_path: Path) -> None:
+    config = AuxGenConfig(max_sequences=4)
+    whole = write_aux_examples(tmp_path / "whole.jsonl", 2, seed=4, config=config)
+    assert len(whole) == 2 and not (tmp_path / "whole.jsonl.partial").exists()
+
+    def stop(done: int, total: int, found: int) -> None:
+        raise KeyboardInterrupt  # after the first sequence is recorded
+
+    out = tmp_path / "aux.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        write_aux_examples(out, 2, seed=4, config=config, progress=stop)
+    assert not out.exists() and (tmp_path / "aux.jsonl.partial.json").exists()
+    with pytest.raises(GeoSynthError, match="other settings"):
+        write_aux_examples(out, 2, seed=5, config=config)
+    seen: list[int] = []
+    resumed = write_aux_examples(out, 2, seed=4, config=config, progress=lambda d, t, f: seen.append(d))
+    assert resumed == whole and seen[0] == 2  # the first sequence was not mined again
+    assert out.read_text() == (tmp_path / "whole.jsonl").read_text()
+    assert (
+        not (tmp_path / "aux.jsonl.partial").exists() and not (tmp_path / "aux.jsonl.partial.json").exists()
+    )
+    # worker processes take the sequences in index order: the same file
+    assert write_aux_examples(tmp_path / "pooled.jsonl", 2, seed=4, config=config, jobs=2) == whole
+    assert (tmp_path / "pooled.jsonl").read_text() == out.read_text()

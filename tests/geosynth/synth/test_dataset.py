@@ -9,6 +9,7 @@ import pytest
 
 from geosynth.synth import (
     DatasetError,
+    SynthUnavailableError,
     dataset_stats,
     generate,
     load_config,
@@ -113,3 +114,14 @@ def test_not_a_dataset_is_a_clear_error(tmp_path: Path) -> None:
 def test_bad_sizes_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="positive"):
         write_dataset(CONFIG, 0, 1, tmp_path)
+
+
+def test_rendering_without_matplotlib_is_refused_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import geosynth.synth._render as render
+
+    monkeypatch.setattr(render.importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(SynthUnavailableError, match=r"geosynth\[render\]"):
+        write_dataset(CONFIG, 2, 0, tmp_path / "out", render=True)
+    assert not (tmp_path / "out").exists()

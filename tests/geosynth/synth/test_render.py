@@ -19,6 +19,7 @@ from geosynth.synth._render import (
     diagram_layout,
     drawing_table,
     render_diagram,
+    statement_segments,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -164,3 +165,46 @@ def test_importing_the_renderer_does_not_import_matplotlib() -> None:
     code = "import sys, geosynth.synth._render; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _drawn(layout: Layout, a: str, b: str) -> bool:
+    """Whether some drawn segment covers the segment between points a and b."""
+    p, q = layout.points[a], layout.points[b]
+    for s, t in layout.segments:
+        span = math.dist(s, t)
+        if all(math.isclose(math.dist(s, x) + math.dist(x, t), span, abs_tol=1e-6) for x in (p, q)):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    ("statement", "pairs"),
+    [
+        ("length b d", [("b", "d")]),
+        ("angle a b c = 40", [("a", "b"), ("b", "c")]),
+        ("area a c d", [("a", "c"), ("c", "d"), ("d", "a")]),
+        ("eqangle a b b c c d d a", [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]),
+        ("midp m a b", [("a", "b")]),
+        ("contri2 a b c a b d", [("a", "b"), ("b", "c"), ("c", "a"), ("b", "d"), ("d", "a")]),
+        ("coll a b c", []),
+        ("cyclic a b c d", []),
+        ("var x", []),
+    ],
+)
+def test_statements_name_their_segments(statement: str, pairs: list[tuple[str, str]]) -> None:
+    assert statement_segments(statement) == pairs
+
+
+def test_the_goal_and_the_givens_are_drawn() -> None:
+    # the midline d e of the goal, which no construction draws
+    problem, diagram = _figure(
+        "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c"
+    )
+    assert _drawn(diagram_layout(problem, diagram), "d", "e")
+    assert not _drawn(diagram_layout(problem.model_copy(update={"goal": None}), diagram), "d", "e")
+    # a calculation record's goal and givens are passed in: the asked-for diagonal a c of a square
+    square, at = _figure("a b c d = isquare a b c d")
+    assert not _drawn(diagram_layout(square, at), "a", "c")
+    assert _drawn(diagram_layout(square, at, statements=("length a c", "length a b = 12")), "a", "c")
+    with pytest.raises(RenderError, match="does not have"):
+        diagram_layout(square, at, statements=("length a z",))

@@ -234,10 +234,10 @@ def render(
     from geosynth._problem import parse_problem
     from geosynth._realise import Diagram
     from geosynth.synth import SynthRecord, read_records
-    from geosynth.synth._generate import require
+    from geosynth.synth._render import render_diagram, require_renderer
 
     with _user_errors():
-        draw = require("_render", "render_diagram", "diagram rendering")
+        require_renderer()
         if records.is_dir():
             items = read_records(records)
         else:
@@ -251,12 +251,13 @@ def render(
     out.mkdir(parents=True, exist_ok=True)
     for record in items:
         diagram = Diagram(points={p.name: (p.x, p.y) for p in record.points}, attempts=1)
-        draw(
+        render_diagram(
             parse_problem(record.problem),
             diagram,
             out / f"{record.id}.{image_format}",
             fmt=image_format,
             seed=record.seed,
+            statements=(record.goal, *record.givens),
         )
     typer.echo(f"{len(items)} diagrams written to {out}")
 

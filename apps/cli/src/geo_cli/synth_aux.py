@@ -11,12 +11,14 @@ plain enumeration of standard constructions. Mount with :func:`register_aux_comm
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from geo_cli._errors import EXIT_USER, fail, guarded
+from geo_cli._errors import EXIT_USER, err_console, fail, guarded
 
 if TYPE_CHECKING:
     from geosynth import Problem
@@ -31,7 +33,29 @@ def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
 
 
-def _split_file(path: Path, seed: int, time_limit: float) -> list[AuxExample]:
+@contextmanager
+def _progress() -> Generator[Callable[[int, int, int], None]]:
+    """Sequences mined / budget and examples found, on stderr (silent when it is not a terminal)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("mining"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[found]} examples"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("mining", total=None, found=0)
+
+        def update(done: int, total: int, found: int) -> None:
+            bar.update(task, completed=done, total=total, found=found)
+
+        yield update
+
+
+def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> list[AuxExample]:
     from geosynth import GeoSynthError, load_problems, proof_steps, solve_one
     from geosynth.synth._aux import split_auxiliary
 
@@ -45,7 +69,7 @@ def _split_file(path: Path, seed: int, time_limit: float) -> list[AuxExample]:
             continue
         if result.solved:
             example = split_auxiliary(
-                problem, proof_steps(problem, deduction), seed=seed, time_limit=time_limit
+                problem, proof_steps(problem, deduction), seed=seed, time_limit=time_limit, strict=strict
             )
             if example is not None:
                 examples.append(example)
@@ -76,19 +100,32 @@ def aux_data(
     time_limit: Annotated[
         float, typer.Option("--time-limit", min=0.1, help="Seconds per engine check.")
     ] = 5.0,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Worker processes for mining.")] = 1,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Keep only examples the engine cannot prove without their auxiliary clauses (rare).",
+        ),
+    ] = False,
 ) -> None:
-    """Write auxiliary-construction examples: reduced problem (the engine fails) and the clauses that fix it."""
-    from geosynth.synth._aux_random import AuxGenConfig, generate_aux_examples
+    """Write auxiliary-construction examples: a reduced problem and the clauses its proof uses."""
+    from geosynth import GeoSynthError
+    from geosynth.synth._aux_random import AuxGenConfig, write_aux_examples
     from geosynth.synth._aux_search import write_aux_records
 
     if from_file is not None:
         if not from_file.is_file():
             fail(f"no such problem file: {from_file}", EXIT_USER)
-        examples = _split_file(from_file, seed, time_limit)
+        examples = _split_file(from_file, seed, time_limit, strict)
+        out.write_text("".join(f"{e.model_dump_json()}\n" for e in examples), encoding="utf-8")
     else:
-        config = AuxGenConfig(check_time_limit=time_limit, max_sequences=max_sequences)
-        examples = list(generate_aux_examples(n, seed=seed, config=config))
-    out.write_text("".join(f"{e.model_dump_json()}\n" for e in examples), encoding="utf-8")
+        config = AuxGenConfig(check_time_limit=time_limit, max_sequences=max_sequences, strict=strict)
+        try:
+            with _progress() as update:
+                examples = write_aux_examples(out, n, seed, config, jobs=jobs, progress=update)
+        except GeoSynthError as err:
+            fail(str(err), EXIT_USER)
     message = f"{len(examples)} examples -> {out}"
     if records is not None:
         count = write_aux_records(examples, records, stepwise=stepwise)

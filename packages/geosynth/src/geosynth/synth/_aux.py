@@ -2,11 +2,13 @@
 
 A goal statement needs only some of a problem's points: the goal's own points and, through the
 clauses, every point those were built from. Any other clause is not needed to *state* the goal; when
-the proof still uses facts about its points, it is an auxiliary construction. :func:`split_auxiliary`
-removes such clauses and keeps the pair only when the engine confirms that they matter (the reduced
-problem is not proved, the reduced problem plus the clauses is). :func:`generate_aux_examples` makes
-such pairs from random construction sequences, and :func:`aux_examples_from` does the same for a
-problem and deduction some other generator produced.
+the proof still uses facts about its points, it is an auxiliary construction (the definition of
+AlphaGeometry and Euclid-Omni: the traced proof uses it). :func:`split_auxiliary` removes such clauses,
+confirms that the engine proves the goal with them added back, and records whether the engine also
+proves the reduced problem on its own; in strict mode such pairs are dropped, keeping only
+constructions the engine cannot do without. :func:`generate_aux_examples` makes pairs from random
+construction sequences, and :func:`aux_examples_from` does the same for a problem and deduction some
+other generator produced.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from geosynth._relations import (
 )
 from geosynth._solve import ProofStep, proof_steps
 from geosynth.errors import ConstructionFailed, GeoSynthError, ProblemSyntaxError
+from geosynth.synth._proving import trivial
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -64,9 +67,13 @@ class AuxExample(BaseModel):
     name: str
     """The source problem's name."""
     problem: str
-    """The problem line without the auxiliary clauses (it parses and realises; the engine fails on it)."""
+    """The problem line without the auxiliary clauses (it parses and realises)."""
     auxiliary: tuple[str, ...] = Field(min_length=1)
     """The removed clauses, in construction order (full form); added back, the engine proves the goal."""
+    engine_alone: bool = False
+    """Whether the engine also proves the reduced problem without them (on the same diagram, within the
+    time limit): then the clauses are the ones the engine's proof used, not the only way to the goal.
+    Strict mining keeps only examples where this is false."""
 
     def reduced_problem(self) -> Problem:
         """The problem without the auxiliary clauses."""
@@ -189,24 +196,32 @@ def _proves(problem: Problem, diagram: Diagram, time_limit: float) -> bool:
 
 
 def split_auxiliary(
-    problem: Problem, steps: Sequence[ProofStep], *, seed: int = 0, time_limit: float = 10.0
+    problem: Problem,
+    steps: Sequence[ProofStep],
+    *,
+    seed: int = 0,
+    time_limit: float = 10.0,
+    strict: bool = False,
 ) -> AuxExample | None:
     """Split a solved problem into the problem its goal needs and the auxiliary clauses its proof uses.
 
     Clauses whose points the goal does not need (see :func:`goal_points`) are removed; those whose
     points some proof step mentions (with the clauses they are built from) are the auxiliary
-    constructions. The pair is kept only when the engine proves the goal with them added back (on
-    one seeded diagram of the whole problem) and fails without them (on the same points of that
-    diagram, within ``time_limit``; the reduced problem must also realise on its own).
+    constructions. The pair is kept only when the reduced problem realises on its own and the engine
+    proves the goal with the clauses added back (on one seeded diagram of the whole problem). The engine
+    then runs on the reduced problem (the same points of that diagram, within ``time_limit``):
+    :attr:`AuxExample.engine_alone` records whether it succeeds, and ``strict`` drops such pairs.
 
     Args:
         problem: A problem with a goal.
         steps: A proof of its goal (:func:`geosynth.proof_steps`).
         seed: Seed of the diagram realisations.
         time_limit: Seconds of deduction allowed for each of the two checks.
+        strict: Keep only pairs whose reduced problem the engine fails on.
 
     Returns:
-        The example, or ``None`` when the proof uses no point outside the goal's needs or a check fails.
+        The example, or ``None`` when the proof uses no point outside the goal's needs, a check fails, or
+        (``strict``) the engine proves the reduced problem alone.
 
     Raises:
         ProblemSyntaxError: The problem has no goal.
@@ -231,9 +246,17 @@ def split_auxiliary(
         diagram = realise(full, np.random.default_rng(seed), check_goal=True)
     except GeoSynthError:
         return None
-    if _proves(reduced, restrict(diagram, reduced), time_limit) or not _proves(full, diagram, time_limit):
+    if not _proves(full, diagram, time_limit):
         return None
-    return AuxExample(name=problem.name, problem=reduced.text(), auxiliary=tuple(c.text() for c in auxiliary))
+    alone = _proves(reduced, restrict(diagram, reduced), time_limit)
+    if strict and alone:
+        return None
+    return AuxExample(
+        name=problem.name,
+        problem=reduced.text(),
+        auxiliary=tuple(c.text() for c in auxiliary),
+        engine_alone=alone,
+    )
 
 
 def aux_examples_from(
@@ -244,10 +267,12 @@ def aux_examples_from(
     max_goals: int = 8,
     seed: int = 0,
     time_limit: float = 5.0,
+    strict: bool = False,
 ) -> list[AuxExample]:
     """Auxiliary-construction examples from a goal-free problem and the deduction closure of its diagram.
 
-    Derived facts of the kinds in :data:`GOAL_KINDS` are tried as goals in random order (at most
+    Derived facts of the kinds in :data:`GOAL_KINDS` (not givens, not trivial: see
+    :func:`~geosynth.synth._proving.trivial`) are tried as goals in random order (at most
     ``max_goals`` that have a proof using a point the goal does not need); each becomes an example
     when :func:`split_auxiliary` confirms it. This is the entry point a problem generator calls.
 
@@ -258,11 +283,19 @@ def aux_examples_from(
         max_goals: Candidate goals checked by the engine, at most.
         seed: Seed of the checks' diagrams.
         time_limit: Seconds of deduction per check.
+        strict: Keep only examples whose reduced problem the engine fails on (see :func:`split_auxiliary`).
 
     Returns:
         The confirmed examples (possibly none).
     """
-    facts = list(dict.fromkeys(d.fact for d in deduction.derivations if isinstance(d.fact, GOAL_KINDS)))
+    givens = set(deduction.givens)
+    facts = list(
+        dict.fromkeys(
+            d.fact
+            for d in deduction.derivations
+            if isinstance(d.fact, GOAL_KINDS) and not trivial(d.fact) and d.fact not in givens
+        )
+    )
     rng.shuffle(facts)
     examples: list[AuxExample] = []
     tried = 0
@@ -276,7 +309,7 @@ def aux_examples_from(
         if not any(p not in needed for step in steps for p in step.fact.points):
             continue  # the proof stays inside the goal's own construction
         tried += 1
-        example = split_auxiliary(posed, steps, seed=seed, time_limit=time_limit)
+        example = split_auxiliary(posed, steps, seed=seed, time_limit=time_limit, strict=strict)
         if example is not None:
             examples.append(example)
     return examples

@@ -9,8 +9,13 @@ constructions the goal does not.
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import numpy as np
@@ -70,6 +75,8 @@ class AuxGenConfig(BaseModel):
     """Candidate goals checked per sequence."""
     max_sequences: Annotated[int, Field(ge=1)] | None = None
     """Random sequences tried before stopping (``None``: 50 per requested example)."""
+    strict: bool = False
+    """Keep only examples the engine cannot prove without their auxiliary clauses (far rarer)."""
 
     @model_validator(mode="after")
     def _check(self) -> AuxGenConfig:
@@ -127,6 +134,32 @@ def random_sequence(rng: random.Random, config: AuxGenConfig, name: str = "") ->
     return problem, diagram
 
 
+def mine_sequence(index: int, seed: int, config: AuxGenConfig) -> list[AuxExample]:
+    """The examples of one random sequence (``aux-<seed>-<index>``): a pure function of its arguments.
+
+    Deterministic up to the engine's time limits, which a loaded machine may hit sooner.
+    """
+    rng = random.Random(f"aux:{seed}:{index}")
+    try:
+        problem, diagram = random_sequence(rng, config, name=f"aux-{seed}-{index}")
+    except GeoSynthError:
+        return []
+    closure = deduce(problem, diagram, time_limit=config.closure_time_limit)
+    return aux_examples_from(
+        problem,
+        closure,
+        rng=rng,
+        max_goals=config.max_goals,
+        seed=index,
+        time_limit=config.check_time_limit,
+        strict=config.strict,
+    )
+
+
+def _budget(n: int, config: AuxGenConfig) -> int:
+    return config.max_sequences if config.max_sequences is not None else 50 * max(1, n)
+
+
 def generate_aux_examples(n: int, seed: int = 0, config: AuxGenConfig | None = None) -> Iterator[AuxExample]:
     """Yield up to ``n`` auxiliary-construction examples mined from random construction sequences.
 
@@ -141,20 +174,117 @@ def generate_aux_examples(n: int, seed: int = 0, config: AuxGenConfig | None = N
         Confirmed examples, until ``n`` are found or ``config.max_sequences`` sequences are spent.
     """
     cfg = AuxGenConfig() if config is None else config
-    budget = cfg.max_sequences if cfg.max_sequences is not None else 50 * max(1, n)
     found = 0
-    for index in range(budget):
+    for index in range(_budget(n, cfg)):
         if found >= n:
             return
-        rng = random.Random(f"aux:{seed}:{index}")
-        try:
-            problem, diagram = random_sequence(rng, cfg, name=f"aux-{seed}-{index}")
-        except GeoSynthError:
-            continue
-        closure = deduce(problem, diagram, time_limit=cfg.closure_time_limit)
-        examples = aux_examples_from(
-            problem, closure, rng=rng, max_goals=cfg.max_goals, seed=index, time_limit=cfg.check_time_limit
-        )
-        for example in examples[: n - found]:
+        for example in mine_sequence(index, seed, cfg)[: n - found]:
             found += 1
             yield example
+
+
+class _MiningState(BaseModel):
+    """What an interrupted :func:`write_aux_examples` run had done (``OUT.partial.json``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    seed: int
+    config: AuxGenConfig
+    next_index: int
+    found: int
+
+
+def write_aux_examples(
+    out: Path,
+    n: int,
+    seed: int = 0,
+    config: AuxGenConfig | None = None,
+    *,
+    jobs: int = 1,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> list[AuxExample]:
+    """Mine examples into a JSONL file, resumably: the same result as :func:`generate_aux_examples`.
+
+    Examples go to ``OUT.partial`` as they are found, and the next sequence index to
+    ``OUT.partial.json`` after each sequence; a rerun with the same seed and settings continues from
+    there (other settings are refused). The finished file replaces ``out`` in one rename. With
+    ``jobs > 1`` sequences are mined in worker processes and taken in index order, so the file is
+    the one a single process writes.
+
+    Args:
+        out: The JSONL file to write (one :class:`AuxExample` per line).
+        n: Examples wanted.
+        seed: Seed of every random choice.
+        config: Generation settings; the defaults when ``None``.
+        jobs: Worker processes.
+        progress: Called after each sequence with (sequences done, sequence budget, examples found).
+
+    Returns:
+        Every example of the file, in order.
+
+    Raises:
+        GeoSynthError: A leftover partial run with other settings, or an unreadable partial file.
+        ValueError: ``jobs`` is below 1.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    cfg = AuxGenConfig() if config is None else config
+    partial, state_path = out.with_name(out.name + ".partial"), out.with_name(out.name + ".partial.json")
+    examples: list[AuxExample] = []
+    start = 0
+    if state_path.exists() and partial.exists():
+        try:
+            state = _MiningState.model_validate_json(state_path.read_text(encoding="utf-8"))
+            lines = partial.read_text(encoding="utf-8").splitlines()
+            if len(lines) < state.found:
+                raise ValueError(f"it holds {len(lines)} examples, its state says {state.found}")
+            examples = [AuxExample.model_validate_json(line) for line in lines[: state.found]]
+        except ValueError as err:
+            raise GeoSynthError(f"cannot resume from {partial}: {err}; delete it to start over") from err
+        if state.seed != seed or state.config != cfg:
+            raise GeoSynthError(
+                f"{partial} is a run with other settings (seed {state.seed}, {state.config}); "
+                "delete it and its .json to start over"
+            )
+        start = state.next_index
+    budget = _budget(n, cfg)
+    with (
+        partial.open("w", encoding="utf-8") as sink,  # rewritten: drops lines past the recorded state
+        _mined(range(start, budget), seed, cfg, jobs) as results,
+    ):
+        sink.writelines(f"{e.model_dump_json()}\n" for e in examples)
+        sink.flush()
+        for index, mined in results:
+            if len(examples) >= n:
+                break
+            found = mined[: n - len(examples)]
+            sink.writelines(f"{e.model_dump_json()}\n" for e in found)
+            sink.flush()
+            os.fsync(sink.fileno())
+            examples.extend(found)
+            state = _MiningState(seed=seed, config=cfg, next_index=index + 1, found=len(examples))
+            _atomic_text(state_path, state.model_dump_json())
+            if progress is not None:
+                progress(index + 1, budget, len(examples))
+    os.replace(partial, out)
+    state_path.unlink(missing_ok=True)
+    return examples
+
+
+@contextmanager
+def _mined(
+    indices: range, seed: int, config: AuxGenConfig, jobs: int
+) -> Generator[Iterator[tuple[int, list[AuxExample]]]]:
+    """(index, examples) in index order, mined here or by ``jobs`` worker processes (stopped on exit)."""
+    if jobs == 1 or len(indices) <= 1:
+        yield ((i, mine_sequence(i, seed, config)) for i in indices)
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(jobs) as pool:  # terminated on exit
+        work = functools.partial(mine_sequence, seed=seed, config=config)
+        yield zip(indices, pool.imap(work, indices), strict=False)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)

@@ -114,7 +114,9 @@ class SynthConfig(BaseModel):
     aux_split: bool = False
     """Proving records: also split off the auxiliary constructions the proof uses (``split_auxiliary``)."""
     require_aux: bool = False
-    """With the split: emit only problems that need auxiliary constructions."""
+    """With the split: emit only problems whose proof uses auxiliary constructions."""
+    aux_strict: bool = False
+    """With the split: count a split only when the engine fails without the auxiliary constructions."""
     aux_time_limit: float = Field(default=10.0, gt=0)
     """Seconds of deduction for each of the split's two checks."""
     angles: tuple[int, ...] = (30, 40, 45, 60)

@@ -29,8 +29,9 @@ from pydantic import BaseModel, ConfigDict
 from geosynth._problem import parse_problem
 from geosynth._realise import Diagram
 from geosynth.synth._config import SynthConfig, Task
-from geosynth.synth._generate import generate_one, require
+from geosynth.synth._generate import generate_one
 from geosynth.synth._records import SynthRecord
+from geosynth.synth._render import render_diagram, require_renderer
 from geosynth.synth.errors import DatasetError, GenerationFailed
 
 FORMAT_VERSION = 1
@@ -82,11 +83,17 @@ def record_line(record: SynthRecord) -> str:
 
 
 def _render_bytes(record: SynthRecord, fmt: str) -> bytes:
-    render = require("_render", "render_diagram", "diagram rendering")
     problem = parse_problem(record.problem)
     diagram = Diagram(points={p.name: (p.x, p.y) for p in record.points}, attempts=1)
     with tempfile.TemporaryDirectory() as folder:
-        path = render(problem, diagram, Path(folder) / f"image.{fmt}", fmt=fmt, seed=record.seed)
+        path = render_diagram(
+            problem,
+            diagram,
+            Path(folder) / f"image.{fmt}",
+            fmt=fmt,
+            seed=record.seed,
+            statements=(record.goal, *record.givens),
+        )
         return Path(path).read_bytes()
 
 
@@ -217,7 +224,7 @@ def write_dataset(
 
     Raises:
         DatasetError: ``out`` holds a dataset made with other settings.
-        SynthUnavailableError: Rendering was asked for but is not available.
+        SynthUnavailableError: Rendering was asked for but matplotlib is not installed.
         ValueError: A count or size is out of range.
     """
     if n < 1 or shard_size < 1 or jobs < 1:
@@ -225,7 +232,7 @@ def write_dataset(
     if image_format not in ("png", "svg"):
         raise ValueError(f"image_format must be png or svg, got {image_format!r}")
     if render:
-        require("_render", "render_diagram", "diagram rendering")
+        require_renderer()
     manifest = Manifest(
         version=FORMAT_VERSION,
         task=task,

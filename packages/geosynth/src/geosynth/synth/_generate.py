@@ -8,11 +8,10 @@ by ``config.sample_tries``).
 
 from __future__ import annotations
 
-import importlib
 import random
 import signal
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,12 +20,16 @@ import numpy as np
 from geosynth._problem import Problem, parse_problem
 from geosynth._realise import Diagram
 from geosynth._solve import ProofStep, format_proof
+from geosynth.synth._aux import split_auxiliary
+from geosynth.synth._bridge import to_pgps
 from geosynth.synth._calculation import CalculationProblem, check_calculation, make_calculation
+from geosynth.synth._choices import boxed, multiple_choice
 from geosynth.synth._config import SynthConfig, Task
 from geosynth.synth._proving import ProvingProblem, check_proving, make_proving
 from geosynth.synth._records import PointRecord, SynthRecord
 from geosynth.synth._sample import sample_figure
-from geosynth.synth.errors import GenerationFailed, SynthError, SynthUnavailableError
+from geosynth.synth._text import calc_conclusion, problem_text, proof_text
+from geosynth.synth.errors import GenerationFailed, SynthError
 
 _TASK_CODE = {"proving": 1, "calculation": 2}
 
@@ -69,28 +72,6 @@ def _deadline(seconds: float | None) -> Generator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def optional(module: str, name: str) -> Callable[..., Any] | None:
-    """A function of a sibling synthesis module, or ``None`` when that module (or name) does not exist yet."""
-    try:
-        return getattr(importlib.import_module(f"geosynth.synth.{module}"), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-def require(module: str, name: str, what: str) -> Callable[..., Any]:
-    """Like :func:`optional`, but a missing function is an error naming the feature.
-
-    Raises:
-        SynthUnavailableError: The module or function is not available yet.
-    """
-    found = optional(module, name)
-    if found is None:
-        raise SynthUnavailableError(
-            f"{what} is not available yet (geosynth.synth.{module}.{name} is missing)"
-        )
-    return found
-
-
 def _points(diagram: Diagram) -> tuple[PointRecord, ...]:
     return tuple(PointRecord(name=n, x=x, y=y) for n, (x, y) in diagram.points.items())
 
@@ -128,25 +109,30 @@ def _texts(
     rng: random.Random,
     givens: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    problem_text = optional("_text", "problem_text")
-    proof_text = optional("_text", "proof_text")
-    if problem_text is not None:
-        out["question"] = _with_givens(problem_text(problem, goal=goal, rng=rng), givens)
-    if proof_text is not None:
-        out["solution_text"] = proof_text(steps)
-    return out
+    return {
+        "question": _with_givens(problem_text(problem, goal=goal, rng=rng), givens),
+        "solution_text": proof_text(steps),
+    }
 
 
 def _aux_split(made: ProvingProblem, base: dict[str, Any], config: SynthConfig) -> dict[str, Any] | None:
     """Auxiliary-split fields, or ``None`` when the record must be dropped (no split, split required)."""
     if not config.aux_split:
         return {}
-    split = require("_aux", "split_auxiliary", "the auxiliary-construction split")
-    example = split(parse_problem(made.text), made.steps, seed=base["seed"], time_limit=config.aux_time_limit)
+    example = split_auxiliary(
+        parse_problem(made.text),
+        made.steps,
+        seed=base["seed"],
+        time_limit=config.aux_time_limit,
+        strict=config.aux_strict,
+    )
     if example is None:
         return None if config.require_aux else {}
-    return {"aux_problem": example.problem, "aux_clauses": tuple(example.auxiliary)}
+    return {
+        "aux_problem": example.problem,
+        "aux_clauses": tuple(example.auxiliary),
+        "aux_engine_alone": example.engine_alone,
+    }
 
 
 def _proving_record(
@@ -178,7 +164,7 @@ def _crosscheck(made: CalculationProblem, base: dict[str, Any], config: SynthCon
     """Cross-check fields, or ``None`` when the record must be dropped (disagreement, agreement required)."""
     if not config.calc_crosscheck:
         return {}
-    from geosynth.synth._to_calc import bridge, calc_crosscheck
+    from geosynth.synth._to_calc import calc_crosscheck
 
     problem = parse_problem(made.text)
     answer, calc_problem, solution = calc_crosscheck(
@@ -188,8 +174,7 @@ def _crosscheck(made: CalculationProblem, base: dict[str, Any], config: SynthCon
     if config.require_calc_agreement and not agrees:
         return None
     out: dict[str, Any] = {"calc_answer": answer}
-    to_pgps = bridge()
-    if agrees and to_pgps is not None:
+    if agrees:
         program = to_pgps(calc_problem, solution)
         if program is not None:
             out.update(
@@ -216,24 +201,20 @@ def _calculation_record(
     problem = parse_problem(made.text)
     lines = (*format_proof(made.steps).splitlines(), f"{len(made.steps) + 1}. {made.final}")
     extra = {**_texts(problem, made.goal, made.steps, rng, made.givens), **checked}
-    choices = optional("_choices", "multiple_choice")
-    boxed = optional("_choices", "boxed")
     kind = made.goal_type  # a variable bound by ``x + k = angle`` is not itself an angle (it may pass 180)
-    proof_text = optional("_text", "proof_text")
-    conclude = optional("_text", "calc_conclusion")
-    if proof_text is not None and conclude is not None and made.steps:
+    if made.steps:
         extra["solution_text"] = proof_text(
-            made.steps, rng=None, conclusion=_closing(made, conclude(made.goal, made.answer_value, kind))
+            made.steps,
+            rng=None,
+            conclusion=_closing(made, calc_conclusion(made.goal, made.answer_value, kind)),
         )
-    if choices is not None:
-        try:
-            options, index = choices(made.answer_value, kind=kind, rng=rng)
-        except SynthError:  # no plausible options for this value: the record keeps its free-form answer
-            options, index = None, None
-        if options is not None:
-            extra.update(choices=tuple(options), choice_index=index)
-    if boxed is not None:
-        extra["boxed"] = boxed(made.answer_value, kind)
+    try:
+        options, index = multiple_choice(made.answer_value, kind=kind, rng=rng)
+    except SynthError:  # no plausible options for this value: the record keeps its free-form answer
+        pass
+    else:
+        extra.update(choices=tuple(options), choice_index=index)
+    extra["boxed"] = boxed(made.answer_value, kind)
     return SynthRecord.model_validate(
         {
             **base,

@@ -74,8 +74,10 @@ class SynthRecord(BaseModel):
     pgps_clauses: tuple[str, ...] | None = None
     """The program's semantic clauses."""
     aux_problem: str | None = None
-    """Auxiliary split: the problem without the auxiliary clauses (the engine alone fails on it)."""
+    """Auxiliary split: the problem without the auxiliary clauses its proof uses."""
     aux_clauses: tuple[str, ...] | None = None
     """Auxiliary split: the removed clauses; added back, the engine proves the goal."""
+    aux_engine_alone: bool | None = None
+    """Auxiliary split: whether the engine also proves ``aux_problem`` without the clauses."""
     image: str | None = None
     """The diagram image, relative to the dataset folder."""

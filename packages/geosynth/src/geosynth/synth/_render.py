@@ -11,10 +11,11 @@ same bytes every time.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -24,10 +25,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from geosynth._definitions import ConstructionDef, default_definitions
+from geosynth._predicates import relation_text
 from geosynth._problem import Problem
 from geosynth._realise import Diagram
 from geosynth.errors import GeoSynthError
 from geosynth.synth._text import point_label
+from geosynth.synth.errors import SynthUnavailableError
 
 __all__ = (
     "DrawSpec",
@@ -228,6 +231,43 @@ def _collect(problem: Problem, definitions: Mapping[str, ConstructionDef] | None
     return scene
 
 
+_PAIRED = frozenset({"length", "cong", "para", "perp", "eqangle", "eqratio"})
+_TRIANGLES = frozenset({"simtri", "simtri2", "contri", "contri2"})
+
+
+def statement_segments(statement: str) -> list[tuple[str, str]]:
+    """The segments a goal or given names, so the figure shows what the text asks about.
+
+    ``length a b`` and the point pairs of ``cong``/``para``/``perp``/``eqangle``/``eqratio`` give their
+    segments; ``angle a b c`` its two arms; ``area p q r ...`` the polygon's sides; ``midp m a b`` the
+    segment ``a b``; a triangle pair (``simtri``, ``contri`` and their mirrored forms) both triangles'
+    sides. Anything after ``=`` (a given's value) is ignored. Statements that would draw their own
+    claim (``coll``, ``cyclic``) or name no segment (``var x``) give none.
+
+    Args:
+        statement: A goal or given in the record syntax (``"angle a b c = 40"``, ``"cong a b c d"``).
+
+    Returns:
+        Point pairs, without repeats or degenerate pairs.
+    """
+    words = statement.partition("=")[0].split()
+    if not words:
+        return []
+    kind, pts = words[0], words[1:]
+    pairs: list[tuple[str, str]] = []
+    if kind in _PAIRED:
+        pairs = [(pts[i], pts[i + 1]) for i in range(0, len(pts) - 1, 2)]
+    elif kind == "angle" and len(pts) == 3:
+        pairs = [(pts[0], pts[1]), (pts[1], pts[2])]
+    elif kind == "area" and len(pts) >= 3:
+        pairs = [(pts[i], pts[(i + 1) % len(pts)]) for i in range(len(pts))]
+    elif kind == "midp" and len(pts) == 3:
+        pairs = [(pts[1], pts[2])]
+    elif kind in _TRIANGLES and len(pts) == 6:
+        pairs = [(t[i], t[(i + 1) % 3]) for t in (pts[:3], pts[3:]) for i in range(3)]
+    return list(dict.fromkeys((a, b) for a, b in pairs if a != b))
+
+
 def _sub(p: _Pt, q: _Pt) -> _Pt:
     return (p[0] - q[0], p[1] - q[1])
 
@@ -351,15 +391,19 @@ def diagram_layout(
     *,
     seed: int = 0,
     definitions: Mapping[str, ConstructionDef] | None = None,
+    statements: Sequence[str] = (),
 ) -> Layout:
     """Lay a problem's figure out on the page: primitives in inches and a label for every point.
 
     Args:
-        problem: The construction clauses (what to draw comes from each construction's table entry).
+        problem: The construction clauses (what to draw comes from each construction's table entry);
+            the segments its goal names are drawn too (see :func:`statement_segments`).
         diagram: Coordinates of every point of the problem.
         seed: Breaks ties between equally good label positions.
         definitions: Construction definitions, for constructions the drawing table lacks (their facts
             are drawn); the bundled ones when ``None``.
+        statements: More goals or givens whose segments to draw (a calculation record's goal and
+            givens, which are not part of its problem line).
 
     Returns:
         The layout :func:`render_diagram` draws.
@@ -372,6 +416,15 @@ def diagram_layout(
             f"diagram has no coordinates for points {' '.join(missing)} of problem {problem.name!r}"
         )
     scene = _collect(problem, definitions)
+    texts = [*([relation_text(problem.goal)] if problem.goal is not None else []), *statements]
+    for text in texts:
+        for a, b in statement_segments(text):
+            if a not in problem.points or b not in problem.points:
+                raise RenderError(
+                    f"statement {text!r} names a point the problem {problem.name!r} does not have"
+                )
+            if (b, a) not in scene.segments:
+                scene.segments[(a, b)] = None
     raw = {p: diagram.points[p] for p in problem.points}
     raw_circles = [c for c in (_circle(names, raw) for names in scene.circles) if c is not None]
     scale, page_w, page_h, corner = _page(raw, raw_circles)
@@ -504,6 +557,16 @@ class _LabelPlacer:
         return [chosen[n] for n in self.at]
 
 
+def require_renderer() -> None:
+    """Check, before any work starts, that diagrams can be drawn.
+
+    Raises:
+        SynthUnavailableError: matplotlib (the ``geosynth[render]`` extra) is not installed.
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SynthUnavailableError('drawing diagrams needs matplotlib: pip install "geosynth[render]"')
+
+
 def render_diagram(
     problem: Problem,
     diagram: Diagram,
@@ -512,6 +575,7 @@ def render_diagram(
     fmt: str = "png",
     seed: int = 0,
     definitions: Mapping[str, ConstructionDef] | None = None,
+    statements: Sequence[str] = (),
 ) -> Path:
     """Draw a problem's figure to a PNG or SVG file.
 
@@ -525,6 +589,7 @@ def render_diagram(
         fmt: ``"png"`` or ``"svg"``.
         seed: Tie-breaking of label positions and the SVG id salt.
         definitions: Construction definitions for constructions the drawing table lacks.
+        statements: Goals or givens beyond the problem's own goal whose segments to draw.
 
     Returns:
         ``path``.
@@ -535,7 +600,7 @@ def render_diagram(
     """
     if fmt not in FORMATS:
         raise RenderError(f"unsupported diagram format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    layout = diagram_layout(problem, diagram, seed=seed, definitions=definitions)
+    layout = diagram_layout(problem, diagram, seed=seed, definitions=definitions, statements=statements)
     path.parent.mkdir(parents=True, exist_ok=True)
     _draw(layout, path, fmt, seed)
     return path

@@ -31,7 +31,6 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
-from geosynth.synth._generate import optional
 
 DIRECT = (Collinear, Perpendicular, Parallel, Midpoint, SimilarTriangles, CongruentTriangles)
 """Construction facts the calculation model takes as they are."""
@@ -138,27 +137,11 @@ def to_calc_problem(
 def calc_crosscheck(
     record_id: str, problem: Problem, diagram: Diagram, givens: tuple[str, ...], goal: str, time_limit: float
 ) -> tuple[float | None, Any, Any]:
-    """Solve the problem with the calculation solver: its answer (``None`` if not found or unavailable).
+    """Solve the problem with the calculation solver: its answer (``None`` if it finds none).
 
     Returns:
-        The answer, the calc problem and the solution (both ``None`` when geosynth.calc is missing).
+        The answer, the calc problem and the solution.
     """
-    solve = optional_calc()
-    if solve is None:
-        return None, None, None
     calc_problem = to_calc_problem(record_id, problem, diagram, givens, goal)
-    solution = solve(calc_problem, time_limit=time_limit)
+    solution = _calc().solve_calc(calc_problem, time_limit=time_limit)
     return solution.answer, calc_problem, solution
-
-
-def optional_calc() -> Any:
-    """``geosynth.calc.solve_calc`` or ``None`` when the calculation solver is not installed."""
-    try:
-        return _calc().solve_calc
-    except (ImportError, AttributeError):
-        return None
-
-
-def bridge() -> Any:
-    """The PGPS bridge (``to_pgps``) or ``None`` when it is not available yet."""
-    return optional("_bridge", "to_pgps")
