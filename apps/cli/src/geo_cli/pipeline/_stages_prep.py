@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 __all__ = ("data_inputs", "run_data", "run_mts", "run_train", "train_model_dir")
 
 SYNTHESIS_MISSING = (
-    "geosynth makes auxiliary-construction examples (geo synth aux-data) but not yet at the yield a "
-    "100K run needs, and they are not PGPS programs; the data stage cannot generate this split"
+    "geosynth mines auxiliary-construction examples (geo synth aux-data), but they are (formal problem, "
+    "construction) records for training a text proposer, not PGPS programs, and this pipeline's stages "
+    "(MTS traces, PGPS SFT and evaluation) have no proposer branch; the data stage cannot generate this split"
 )
 SYNTH_CONFIG = "euclid-omni"
 """The geosynth.synth configuration of a ``synthesize`` calculation split (cross-checked, bridged to PGPS)."""
