@@ -231,3 +231,13 @@ def test_calculation_conclusions_box_the_answer_at_display_precision() -> None:
     assert proof_text([step], conclusion="Done.").splitlines()[-1] == "Done."
     with pytest.raises(TextError, match="not a calculation goal"):
         calc_conclusion("para a b c d", 1.0, "length")
+
+
+@pytest.mark.parametrize(
+    ("directed", "measure"), [("-40", "40"), ("320", "40"), ("200", "160"), ("75", "75")]
+)
+def test_directed_angle_parameters_read_as_the_measure_in_the_figure(directed: str, measure: str) -> None:
+    problem = parse_problem(f"a b = segment a b; c = s_angle a b c {directed}")
+    for seed in range(4):  # both wordings
+        text = clause_sentence(problem.clauses[1], random.Random(seed))
+        assert f" {measure}°" in text and "-" not in text, text

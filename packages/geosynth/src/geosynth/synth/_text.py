@@ -182,10 +182,24 @@ def relation_sentence(relation: Relation, rng: random.Random | None = None) -> s
     return fill(_pick(options, rng), values)
 
 
+DIRECTED_ANGLE_PARAMS: dict[str, frozenset[str]] = {"s_angle": frozenset({"y"})}
+"""Construction parameters that are directed angles in degrees. A sentence states the angle's measure
+(in (0, 180]): ``s_angle a b x -40`` reads "∠ABX = 40°", as the figure shows it."""
+
+
+def _angle_measure(degrees: str) -> Fraction:
+    turn = Fraction(degrees) % 360
+    return 360 - turn if turn > 180 else turn
+
+
 def _binding(call: Construction, definition: ConstructionDef) -> dict[str, str]:
     values: dict[str, str] = {}
+    angles = DIRECTED_ANGLE_PARAMS.get(call.name, frozenset())
     for arg, actual in zip(definition.args, call.args, strict=True):
-        values[arg] = _number(actual) if arg in definition.params else point_label(actual)
+        if arg in angles:
+            values[arg] = _number(_angle_measure(actual))
+        else:
+            values[arg] = _number(actual) if arg in definition.params else point_label(actual)
     return values
 
 
