@@ -119,9 +119,14 @@ def test_bad_sizes_are_rejected(tmp_path: Path) -> None:
 def test_rendering_without_matplotlib_is_refused_before_any_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import geosynth.synth._render as render
+    import importlib.util
 
-    monkeypatch.setattr(render.importlib.util, "find_spec", lambda name, *a: None)
+    real = importlib.util.find_spec
+
+    def hide_matplotlib(name: str, package: str | None = None) -> object:
+        return None if name == "matplotlib" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", hide_matplotlib)
     with pytest.raises(SynthUnavailableError, match=r"geosynth\[render\]"):
         write_dataset(CONFIG, 2, 0, tmp_path / "out", render=True)
     assert not (tmp_path / "out").exists()
