@@ -6,13 +6,13 @@ With ``--ray`` the LLM requests of the CoT stages also run as Ray tasks (:class:
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from geodsl.sandbox import Sandbox, SandboxLimits, SandboxResult
+from geosynth import _ray
 from geosynth.mts._config import LLMConfig
 from geosynth.mts._llm import build_sampler
 from geosynth.mts.errors import MTSConfigError, MTSLLMError, MTSWorkerError
@@ -85,25 +85,15 @@ RAY_START_SECONDS = 120.0
 
 
 def _import_ray() -> Any:
-    """Import Ray with its ``uv run`` integration switched off.
-
-    That integration (on by default in recent Ray releases) makes every worker re-run ``uv run`` in a copy
-    of the working directory that Ray zips and uploads: the copy has no ``.venv``, so each worker
-    re-resolves the whole environment (offline: never) and the actors never start. Workers must
-    run this interpreter, which already has geodsl and geosynth installed. The flag is read when
-    Ray is imported, so it is also cleared on the module in case Ray was imported before.
+    """Ray, for ``use_ray`` (see :func:`geosynth._ray.import_ray`).
 
     Raises:
         MTSConfigError: Ray is not installed.
     """
-    os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
     try:
-        ray: Any = importlib.import_module("ray")
-        constants: Any = importlib.import_module("ray._private.ray_constants")
+        return _ray.import_ray('--ray needs Ray: pip install "ray>=2.9"')
     except ImportError as exc:
-        raise MTSConfigError('--ray needs Ray: pip install "ray>=2.9"') from exc
-    constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
-    return ray
+        raise MTSConfigError(str(exc)) from exc
 
 
 class RayRunner:
@@ -123,21 +113,11 @@ class RayRunner:
         """
         ray = _import_ray()
         self._ray = ray
-        self._owns_ray = not ray.is_initialized()
-        if self._owns_ray:
+        try:
+            self._owns_ray = _ray.join_or_start(ray, jobs)
+        except (ConnectionError, RuntimeError) as exc:
             address = os.environ.get("RAY_ADDRESS")
-            local: dict[str, Any] = {} if address else {"num_cpus": jobs, "include_dashboard": False}
-            try:
-                ray.init(
-                    address=address,
-                    runtime_env=None,
-                    ignore_reinit_error=True,
-                    log_to_driver=False,
-                    logging_level=logging.WARNING,
-                    **local,
-                )
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise MTSWorkerError(f"cannot start or reach Ray (RAY_ADDRESS={address!r}): {exc}") from exc
+            raise MTSWorkerError(f"cannot start or reach Ray (RAY_ADDRESS={address!r}): {exc}") from exc
         self.limits = limits
         self.scripts_run = 0
         actor = ray.remote(num_cpus=1)(_SandboxActor)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
 from collections.abc import Iterator
 from typing import Any
 
+from geosynth import _ray
 from geosynth.synth.errors import SynthUnavailableError
 
 RAY_START_SECONDS = 120.0
@@ -15,22 +14,15 @@ RAY_START_SECONDS = 120.0
 
 
 def import_ray() -> Any:
-    """Import Ray with its ``uv run`` runtime-environment hook switched off.
-
-    With the hook on, Ray workers re-run ``uv run`` in an uploaded copy of the working directory that has
-    no virtual environment; offline they never start. Workers must run this interpreter instead.
+    """Ray, for ``--ray`` (see :func:`geosynth._ray.import_ray`).
 
     Raises:
         SynthUnavailableError: Ray is not installed.
     """
-    os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
     try:
-        ray: Any = importlib.import_module("ray")
-        constants: Any = importlib.import_module("ray._private.ray_constants")
+        return _ray.import_ray('--ray needs Ray: pip install "geosynth[ray]"')
     except ImportError as exc:
-        raise SynthUnavailableError('--ray needs Ray: pip install "geosynth[ray]"') from exc
-    constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
-    return ray
+        raise SynthUnavailableError(str(exc)) from exc
 
 
 def ray_shards(args: list[tuple[Any, ...]], jobs: int) -> Iterator[Any]:
@@ -42,13 +34,12 @@ def ray_shards(args: list[tuple[Any, ...]], jobs: int) -> Iterator[Any]:
     from geosynth.synth._dataset import make_shard
 
     ray = import_ray()
-    owns = not ray.is_initialized()
-    if owns:
-        address = os.environ.get("RAY_ADDRESS")
-        local: dict[str, Any] = {} if address else {"num_cpus": jobs, "include_dashboard": False}
-        ray.init(
-            address=address, runtime_env=None, log_to_driver=False, logging_level=logging.WARNING, **local
-        )
+    try:
+        owns = _ray.join_or_start(ray, jobs)
+    except (ConnectionError, RuntimeError) as exc:
+        raise SynthUnavailableError(
+            f"cannot start or reach Ray (RAY_ADDRESS={os.environ.get('RAY_ADDRESS')!r}): {exc}"
+        ) from exc
     try:
         task = ray.remote(num_cpus=1)(make_shard)
         pending = [task.remote(*item) for item in args]
