@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Container, Hashable, Iterable, Sequence
+from collections.abc import Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -45,7 +45,7 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
-from geosynth._transversals import points_on_lines, transversal_equations
+from geosynth._transversals import lines_by_direction, points_on_lines, transversal_equations
 
 
 def triangle_angle_forms(
@@ -260,9 +260,7 @@ def thales(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, frozense
     The parallel and the two collinearities are appended to ``facts`` as the equations' sources.
     """
     on = points_on_lines(store)
-    by_dir: dict[int, list[int]] = {}
-    for line in on:
-        by_dir.setdefault(store._dirs.find(line), []).append(line)
+    by_dir = lines_by_direction(store, on)
     ratios = RatioSystem()
     out: list[tuple[Expr, frozenset[int]]] = []
     for lines in by_dir.values():
@@ -302,9 +300,7 @@ def intercepts(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, froz
     collinearities are appended to ``facts`` as the equations' sources.
     """
     on = points_on_lines(store)
-    by_dir: dict[int, list[int]] = {}
-    for line in on:
-        by_dir.setdefault(store._dirs.find(line), []).append(line)
+    by_dir = lines_by_direction(store, on)
     ratios = RatioSystem()
     out: list[tuple[Expr, frozenset[int]]] = []
     for direction, parallels in by_dir.items():
@@ -335,17 +331,24 @@ def intercepts(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, froz
     return out
 
 
-def bisectors(angles: AngleSystem, facts: list[Relation]) -> list[tuple[Expr, frozenset[int]]]:
-    """Ratio equations of angle bisectors (``r13`` of rules.txt), decided by the reduced angle system.
+def bisector_rows(
+    angles: AngleSystem, on: Mapping[int, Sequence[str]]
+) -> Iterator[tuple[str, str, str, str, Reduced]]:
+    """Every angle-bisector configuration on the lines' points, with its reduced angle row.
 
-    When line ``a d`` bisects the angle between ``a b`` and ``a c`` (directed: internal or external)
-    and ``d`` lies on ``b c``: ``|d b| / |d c| = |a b| / |a c|``. The collinearity is appended to
-    ``facts`` as a source next to the angle rows used.
+    For each line holding ``b``, ``c`` and ``d`` and each point ``a`` off it: ``(a, b, c, d, row)``,
+    where ``row`` is ``∠(ab, ad) - ∠(ad, ac)`` reduced by the angle system (``a d`` bisects the angle
+    at ``a``, internally or externally, when :func:`is_bisector` holds for it). The bisector theorem
+    (:func:`bisectors`) and its converse (``r12`` in ``_proportions``) both walk these.
+
+    Args:
+        angles: The angle system.
+        on: Points on each line (:func:`~geosynth._transversals.points_on_lines`).
     """
-    store, units = angles.store, angles.system.units
-    ratios = RatioSystem()
-    out: list[tuple[Expr, frozenset[int]]] = []
-    for points in points_on_lines(store).values():
+    store = angles.store
+    for points in on.values():
+        if len(points) < 3:
+            continue
         for b, c in itertools.combinations(points, 2):
             for d in points:
                 if d in (b, c):
@@ -354,15 +357,31 @@ def bisectors(angles: AngleSystem, facts: list[Relation]) -> list[tuple[Expr, fr
                     if a in points:
                         continue
                     ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
-                    reduced = angles.system.reduce(
-                        {("L", ab): Fraction(1), ("L", ad): Fraction(-2), ("L", ac): Fraction(1)}
-                    )
-                    if reduced.key(units) or reduced.constant(units).get(DEG, Fraction(0)) % 180:
-                        continue
-                    facts.append(Collinear.of(b, c, d))
-                    expr = ratios.ratio(d, b, d, c)
-                    add_scaled(expr, ratios.ratio(a, b, a, c), Fraction(-1))
-                    out.append((expr, reduced.sources | {len(facts) - 1}))
+                    row: Expr = {("L", ab): Fraction(1), ("L", ad): Fraction(-2), ("L", ac): Fraction(1)}
+                    yield a, b, c, d, angles.system.reduce(row)
+
+
+def is_bisector(reduced: Reduced, units: Container[Hashable]) -> bool:
+    """Whether a row of :func:`bisector_rows` reduces to zero modulo 180 degrees."""
+    return not reduced.key(units) and not reduced.constant(units).get(DEG, Fraction(0)) % 180
+
+
+def bisectors(angles: AngleSystem, facts: list[Relation]) -> list[tuple[Expr, frozenset[int]]]:
+    """Ratio equations of angle bisectors (``r13`` of rules.txt), decided by the reduced angle system.
+
+    When line ``a d`` bisects the angle between ``a b`` and ``a c`` (directed: internal or external)
+    and ``d`` lies on ``b c``: ``|d b| / |d c| = |a b| / |a c|``. The collinearity is appended to
+    ``facts`` as a source next to the angle rows used.
+    """
+    ratios = RatioSystem()
+    out: list[tuple[Expr, frozenset[int]]] = []
+    for a, b, c, d, reduced in bisector_rows(angles, points_on_lines(angles.store)):
+        if not is_bisector(reduced, angles.system.units):
+            continue
+        facts.append(Collinear.of(b, c, d))
+        expr = ratios.ratio(d, b, d, c)
+        add_scaled(expr, ratios.ratio(a, b, a, c), Fraction(-1))
+        out.append((expr, reduced.sources | {len(facts) - 1}))
     return out
 
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-from geosynth._chasing import DEG, AngleSystem, Finding, RatioSystem
+from geosynth._chasing import AngleSystem, Finding, RatioSystem, bisector_rows, is_bisector
 from geosynth._elimination import Expr, Reduced, add_scaled
 from geosynth._factstore import FactStore
 from geosynth._geometry import Vec
 from geosynth._relations import Collinear, EqualLineAngles, Parallel, Relation
-from geosynth._transversals import points_on_lines
+from geosynth._transversals import lines_by_direction, points_on_lines
 
 CONVERSE_THALES = "r28"
 """The rule name of parallels from proportional cuts (``rules.txt`` r28)."""
@@ -101,34 +101,18 @@ class _Search:
 
     def bisectors(self, facts: list[Relation]) -> None:
         """``r12``: a point dividing a side in the ratio of the other two sides is on a bisector."""
-        store, units = self.store, self.angles.system.units
-        for points in self.on.values():
-            if len(points) < 3:
+        for a, b, c, d, known in bisector_rows(self.angles, self.on):
+            if is_bisector(known, self.angles.system.units):
                 continue
-            for b, c in itertools.combinations(points, 2):
-                for d in points:
-                    if d in (b, c):
-                        continue
-                    for a in store.points:
-                        if a in points:
-                            continue
-                        ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
-                        known = self.angles.system.reduce(
-                            {("L", ab): Fraction(1), ("L", ad): Fraction(-2), ("L", ac): Fraction(1)}
-                        )
-                        if not known.key(units) and not known.constant(units).get(DEG, Fraction(0)) % 180:
-                            continue
-                        reduced = _equal_ratios(self.ratios, (d, b, d, c), (a, b, a, c))
-                        if reduced is not None:
-                            fact = EqualLineAngles.of(a, b, a, d, a, d, a, c)
-                            self._emit(fact, RATIO_BISECTOR, reduced, facts, [Collinear.of(b, c, d)])
+            reduced = _equal_ratios(self.ratios, (d, b, d, c), (a, b, a, c))
+            if reduced is not None:
+                fact = EqualLineAngles.of(a, b, a, d, a, d, a, c)
+                self._emit(fact, RATIO_BISECTOR, reduced, facts, [Collinear.of(b, c, d)])
 
     def midlines(self, facts: list[Relation]) -> None:
         """``r42``: points dividing the legs of a trapezoid in one ratio span a parallel to its bases."""
         store = self.store
-        by_dir: dict[int, list[int]] = {}
-        for line in self.on:
-            by_dir.setdefault(store._dirs.find(line), []).append(line)
+        by_dir = lines_by_direction(store, self.on)
         for parallels in by_dir.values():
             for l1, l2 in itertools.combinations(sorted(parallels), 2):
                 for a, b in itertools.permutations(self.on[l1], 2):

@@ -12,7 +12,7 @@ sources.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 
 from geosynth._elimination import Expr, add_scaled
@@ -29,6 +29,14 @@ def points_on_lines(store: FactStore) -> dict[int, list[str]]:
     for a, b in itertools.combinations(store.points, 2):
         on.setdefault(store.line_of(a, b), set()).update((a, b))
     return {line: sorted(points) for line, points in on.items()}
+
+
+def lines_by_direction(store: FactStore, on: Mapping[int, Sequence[str]]) -> dict[int, list[int]]:
+    """The lines of ``on`` grouped by direction class (parallel lines share a group), in ``on``'s order."""
+    groups: dict[int, list[int]] = {}
+    for line in on:
+        groups.setdefault(store._dirs.find(line), []).append(line)
+    return groups
 
 
 def _seg(a: str, b: str) -> Hashable:
