@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from geosynth._files import atomic_write
 from geosynth.mts.errors import MTSOutputError
 
 __all__ = ("ShardStore", "dump_line", "read_jsonl", "stable_hash", "write_json", "write_jsonl", "write_text")
@@ -42,15 +41,7 @@ def write_text(path: Path, text: str) -> None:
         MTSOutputError: the folder cannot be created or written.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-                stream.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, text.encode("utf-8"))
     except OSError as exc:
         raise MTSOutputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from exc
 

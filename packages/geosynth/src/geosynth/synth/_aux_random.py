@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geosynth._deductive import deduce
 from geosynth._definitions import default_definitions
+from geosynth._files import atomic_write
 from geosynth._problem import Problem, parse_clause, parse_problem
 from geosynth._realise import Diagram, realise
 from geosynth.errors import GeoSynthError
@@ -262,7 +263,7 @@ def write_aux_examples(
             os.fsync(sink.fileno())
             examples.extend(found)
             state = _MiningState(seed=seed, config=cfg, next_index=index + 1, found=len(examples))
-            _atomic_text(state_path, state.model_dump_json())
+            atomic_write(state_path, state.model_dump_json().encode("utf-8"))
             if progress is not None:
                 progress(index + 1, budget, len(examples))
     os.replace(partial, out)
@@ -282,9 +283,3 @@ def _mined(
     with multiprocessing.get_context(method).Pool(jobs) as pool:  # terminated on exit
         work = functools.partial(mine_sequence, seed=seed, config=config)
         yield zip(indices, pool.imap(work, indices), strict=False)
-
-
-def _atomic_text(path: Path, text: str) -> None:
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)

@@ -16,7 +16,6 @@ record depends only on its own seed, the files are the same either way.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -26,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from geosynth._files import atomic_write
 from geosynth._problem import parse_problem
 from geosynth._realise import Diagram
 from geosynth.synth._config import SynthConfig, Task
@@ -119,19 +119,6 @@ def make_shard(
     return ShardResult(shard=shard, lines=tuple(lines), images=images, failed=tuple(failed))
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temp, 0o644)  # mkstemp creates 0600; dataset files are meant to be shared
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def shard_path(out: Path, shard: int) -> Path:
     """The file of shard ``shard``."""
     return out / "data" / f"shard-{shard:05d}.jsonl"
@@ -139,9 +126,9 @@ def shard_path(out: Path, shard: int) -> Path:
 
 def _store(out: Path, result: ShardResult) -> None:
     for name, data in sorted(result.images.items()):
-        _atomic_write(out / "images" / name, data)
+        atomic_write(out / "images" / name, data)
     text = "".join(line + "\n" for line in result.lines)
-    _atomic_write(shard_path(out, result.shard), text.encode("utf-8"))
+    atomic_write(shard_path(out, result.shard), text.encode("utf-8"))
 
 
 def _check_manifest(out: Path, manifest: Manifest) -> None:
@@ -158,7 +145,7 @@ def _check_manifest(out: Path, manifest: Manifest) -> None:
             )
     else:
         text = json.dumps(manifest.model_dump(mode="json"), sort_keys=True, indent=2) + "\n"
-        _atomic_write(path, text.encode("utf-8"))
+        atomic_write(path, text.encode("utf-8"))
 
 
 CARD = """---
@@ -264,7 +251,7 @@ def write_dataset(
         if progress is not None:
             progress(min(done, n), n)
     card = CARD.format(task=task, n=n, seed=seed, name=config.name)
-    _atomic_write(out / "README.md", card.encode("utf-8"))
+    atomic_write(out / "README.md", card.encode("utf-8"))
     return len(todo), tuple(sorted(failed))
 
 
