@@ -139,6 +139,35 @@ def test_auxiliary_split_fields_are_consistent_when_asked_for() -> None:
     assert record.problem == generate_one(CONFIG, "proving", 11, 0).problem
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_auxiliary_split_fills_the_record_fields(strict: bool) -> None:
+    import numpy as np
+
+    from geosynth import proof_steps, realise, solve_one
+    from geosynth.synth._generate import _aux_split
+    from geosynth.synth._proving import ProvingProblem
+
+    # JGEX L058-9 with the foot f that its proof needs (the engine fails without it)
+    text = (
+        "a b = segment a b; c = on_bline c a b; d = on_tline d b a b; e = intersection_lt e c d a a b; "
+        "f = foot f d a e ? cong e c c d"
+    )
+    problem = parse_problem(text)
+    result, deduction = solve_one(problem, time_limit=20)
+    assert result.solved
+    made = ProvingProblem(
+        text=text, goal="cong e c c d", goal_type="cong",
+        diagram=realise(problem, np.random.default_rng(0)), steps=tuple(proof_steps(problem, deduction)),
+    )  # fmt: skip
+    config = CONFIG.model_copy(update={"aux_split": True, "aux_strict": strict, "aux_time_limit": 10.0})
+    fields = _aux_split(made, {"seed": 0}, config)
+    assert fields is not None
+    assert fields["aux_clauses"] == ("f = foot f d a e",) and fields["aux_engine_alone"] is False
+    reduced = parse_problem(fields["aux_problem"])
+    assert "f" not in reduced.points and reduced.goal == problem.goal
+    assert _aux_split(made, {"seed": 0}, CONFIG) == {}  # no split asked for
+
+
 def test_trivial_goals_are_recognised() -> None:
     from geosynth._predicates import build_relation
     from geosynth.synth._proving import trivial
