@@ -16,7 +16,7 @@ from geosynth._relations import Parallel, Perpendicular
 from geosynth._shapes import Shape
 from geosynth.calc._engine import Engine
 from geosynth.calc._model import Polygon
-from geosynth.calc._rules import Derived, convex_polygons, meet, relations
+from geosynth.calc._rules import Derived, convex_polygons, meet, relations, transversal_angles
 
 _MAX_TRIANGLES = 60
 """Similarity is looked for among at most this many triangles (pairs grow quadratically)."""
@@ -359,14 +359,9 @@ def relation_goal(engine: Engine, goal: Parallel | Perpendicular) -> frozenset[i
             return None
         p, q = next(iter(fig.on_line(l1) - {x})), next(iter(fig.on_line(l2) - {x}))
         return _equal(engine, fig.angle(p, x, q), sympy.Integer(90))
-    for line in range(len(fig.lines)):
-        p, q = meet(fig, line, l1), meet(fig, line, l2)
-        if p is None or q is None or p == q:
-            continue
-        for a in sorted(fig.on_line(l1) - {p}):
-            for b in sorted(fig.on_line(l2) - {q}):
-                if fig.side(a, b, p, q) is False:
-                    found = _equal(engine, fig.angle(a, p, q), fig.angle(p, q, b))
-                    if found is not None:
-                        return found
+    for left, right, same in transversal_angles(fig, l1, l2):
+        if not same:  # alternate angles
+            found = _equal(engine, left, right)
+            if found is not None:
+                return found
     return None

@@ -95,6 +95,24 @@ def meet(fig: Figure, l1: int, l2: int) -> str | None:
     return next(iter(common)) if len(common) == 1 else None
 
 
+def transversal_angles(fig: Figure, l1: int, l2: int) -> Iterator[tuple[sympy.Expr, sympy.Expr, bool]]:
+    """The angle pairs a transversal makes with lines ``l1`` and ``l2`` (parallel or to be shown so).
+
+    For every line meeting ``l1`` at ``p`` and ``l2`` at ``q`` (``p != q``) and points ``a`` on ``l1``,
+    ``b`` on ``l2`` whose sides of ``p q`` the diagram decides: ``(∠apq, ∠pqb, same side)``. With
+    ``l1 ∥ l2`` the pair is co-interior (sums to 180°) on the same side and alternate (equal) otherwise.
+    """
+    for line in range(len(fig.lines)):
+        p, q = meet(fig, line, l1), meet(fig, line, l2)
+        if p is None or q is None or p == q:
+            continue
+        for a in sorted(fig.on_line(l1) - {p}):
+            for b in sorted(fig.on_line(l2) - {q}):
+                same = fig.side(a, b, p, q)
+                if same is not None:
+                    yield fig.angle(a, p, q), fig.angle(p, q, b), same
+
+
 # --- rules ---------------------------------------------------------------------------------------------
 
 
@@ -239,20 +257,11 @@ def parallel_angles(fig: Figure) -> Iterator[Derived]:
         l1, l2 = fig.line_id(points[0], points[1]), fig.line_id(points[2], points[3])
         if l1 == l2:
             continue
-        for line in range(len(fig.lines)):
-            p, q = meet(fig, line, l1), meet(fig, line, l2)
-            if p is None or q is None or p == q:
-                continue
-            for a in sorted(fig.on_line(l1) - {p}):
-                for b in sorted(fig.on_line(l2) - {q}):
-                    same = fig.side(a, b, p, q)
-                    if same is None:
-                        continue
-                    left, right = fig.angle(a, p, q), fig.angle(p, q, b)
-                    if same:
-                        yield Derived(left + right, sympy.Integer(180), "parallel lines", (label,))
-                    else:
-                        yield Derived(left, right, "parallel lines", (label,))
+        for left, right, same in transversal_angles(fig, l1, l2):
+            if same:
+                yield Derived(left + right, sympy.Integer(180), "parallel lines", (label,))
+            else:
+                yield Derived(left, right, "parallel lines", (label,))
 
 
 def _between_parallels(fig: Figure, b: str, l1: int, l2: int) -> bool:
