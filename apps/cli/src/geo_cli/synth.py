@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from geo_cli._errors import EXIT_USER, err_console, fail, guarded
+from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
     from geosynth.mts import MTSRun
@@ -29,30 +30,6 @@ app = typer.Typer(help="Commands for the formal engine and data synthesis (geosy
 @app.callback()
 def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
-
-
-@contextmanager
-def _progress(console: Console) -> Generator[Callable[[str, int, int], None]]:
-    """A rich progress display fed by the pipeline's callback; silent when stderr is not a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description:<12}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not console.is_terminal,
-        transient=False,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
-
-        yield update
 
 
 def _report(run: MTSRun) -> None:
@@ -128,7 +105,7 @@ def mts(
             use_ray=ray,
             llm=None if llm is None else load_llm_config(llm),
         )
-        with _progress(err_console) as progress:
+        with stage_progress(err_console) as progress:
             run = run_mts(dataset, out, config, progress=progress)
     except (MTSConfigError, MTSInputError) as exc:
         fail(f"{type(exc).__name__}: {exc}", EXIT_USER)
@@ -201,7 +178,7 @@ def generate(
 
     if task not in ("calculation", "proving"):
         fail(f"--task must be calculation or proving, got {task!r}")
-    with _user_errors(), _progress(err_console) as progress:
+    with _user_errors(), stage_progress(err_console) as progress:
         settings = load_config(config)
         made, failed = write_dataset(
             settings,

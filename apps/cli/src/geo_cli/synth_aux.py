@@ -11,14 +11,13 @@ plain enumeration of standard constructions. Mount with :func:`register_aux_comm
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from geo_cli._errors import EXIT_USER, err_console, fail, guarded
+from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
     from geosynth import Problem
@@ -31,28 +30,6 @@ app = typer.Typer(help="Auxiliary-construction data and search (geosynth).", no_
 @app.callback()
 def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
-
-
-@contextmanager
-def _progress() -> Generator[Callable[[int, int, int], None]]:
-    """Sequences mined / budget and examples found, on stderr (silent when it is not a terminal)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("mining"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[found]} examples"),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=not err_console.is_terminal,
-    ) as bar:
-        task = bar.add_task("mining", total=None, found=0)
-
-        def update(done: int, total: int, found: int) -> None:
-            bar.update(task, completed=done, total=total, found=found)
-
-        yield update
 
 
 def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> list[AuxExample]:
@@ -122,8 +99,11 @@ def aux_data(
     else:
         config = AuxGenConfig(check_time_limit=time_limit, max_sequences=max_sequences, strict=strict)
         try:
-            with _progress() as update:
-                examples = write_aux_examples(out, n, seed, config, jobs=jobs, progress=update)
+            with stage_progress(err_console) as update:
+                examples = write_aux_examples(
+                    out, n, seed, config, jobs=jobs,
+                    progress=lambda done, total, found: update("mining", done, total, f"{found} examples"),
+                )  # fmt: skip
         except GeoSynthError as err:
             fail(str(err), EXIT_USER)
     message = f"{len(examples)} examples -> {out}"
