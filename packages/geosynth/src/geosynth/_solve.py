@@ -8,11 +8,9 @@ the goal in post-order (every fact after the facts it uses) and :func:`format_pr
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
-from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from typing import TypeVar
 
@@ -31,6 +29,7 @@ from geosynth._proof import (
 from geosynth._realise import realise
 from geosynth._replay import DIAGRAM, DIAGRAMMATIC, GIVEN, SAME_CLASSES, SAME_SEGMENT, Proof
 from geosynth._support import Method
+from geosynth._workers import worker_context
 from geosynth.errors import GeoSynthError
 
 __all__ = (
@@ -128,11 +127,7 @@ def run_isolated(
     or passes the limit gives an error or ``timed_out`` result named ``names[i]``; results come in input
     order. Shared by the proving engine and the calculation solver (:mod:`geosynth.calc`).
     """
-    context: ForkContext | SpawnContext = (
-        multiprocessing.get_context("fork")
-        if "fork" in multiprocessing.get_all_start_methods()
-        else multiprocessing.get_context("spawn")
-    )
+    context = worker_context()
     running: dict[int, tuple[BaseProcess, Connection, float]] = {}
     done: dict[int, SolveResult] = {}
     queue = list(range(len(items)))[::-1]

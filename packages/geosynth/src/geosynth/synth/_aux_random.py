@@ -10,7 +10,6 @@ constructions the goal does not.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import random
 from collections.abc import Callable, Generator, Iterator
@@ -26,6 +25,7 @@ from geosynth._definitions import default_definitions
 from geosynth._files import atomic_write
 from geosynth._problem import Problem, parse_clause, parse_problem
 from geosynth._realise import Diagram, realise
+from geosynth._workers import worker_context
 from geosynth.errors import GeoSynthError
 from geosynth.synth._aux import AuxExample, aux_examples_from, extend_diagram, new_point_name
 
@@ -279,7 +279,6 @@ def _mined(
     if jobs == 1 or len(indices) <= 1:
         yield ((i, mine_sequence(i, seed, config)) for i in indices)
         return
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs) as pool:  # terminated on exit
+    with worker_context().Pool(jobs) as pool:  # terminated on exit
         work = functools.partial(mine_sequence, seed=seed, config=config)
         yield zip(indices, pool.imap(work, indices), strict=False)

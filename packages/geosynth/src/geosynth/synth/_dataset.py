@@ -19,7 +19,6 @@ import json
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from geosynth._files import atomic_write
 from geosynth._problem import parse_problem
 from geosynth._realise import Diagram
+from geosynth._workers import worker_context
 from geosynth.synth._config import SynthConfig, Task
 from geosynth.synth._generate import generate_one
 from geosynth.synth._records import SynthRecord
@@ -170,8 +170,7 @@ def _local(args: list[tuple[Any, ...]], jobs: int) -> Iterator[ShardResult]:
         for item in args:
             yield make_shard(*item)
         return
-    method = "fork" if "fork" in get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context()) as pool:
         futures = [pool.submit(make_shard, *item) for item in args]
         for future in as_completed(futures):
             yield future.result()

@@ -6,11 +6,11 @@ import json
 import statistics
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from geosynth._workers import worker_context
 from geosynth.synth._config import SynthConfig
 from geosynth.synth._dataset import read_records
 from geosynth.synth._generate import check_record
@@ -159,8 +159,7 @@ def dataset_stats(folder: Path, *, recheck: bool = True, jobs: int = 1) -> Synth
         if jobs <= 1:
             checked = sum(map(_recheck, work))
         else:
-            method = "fork" if "fork" in get_all_start_methods() else "spawn"
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context(method)) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context()) as pool:
                 checked = sum(pool.map(_recheck, work, chunksize=8))
     return records_stats(records, folder, checked)
 
