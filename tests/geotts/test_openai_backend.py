@@ -53,21 +53,25 @@ def _handler(fake: Fake) -> type[BaseHTTPRequestHandler]:
                 fake.in_flight += 1
                 fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 failure = fake.fail_first.pop(0) if fake.fail_first else None
+            # A call stops counting as in flight before its response is written: the client may send its
+            # next call as soon as it has read this response, so decrementing afterwards would count one
+            # call twice (the late count once made this fake report 3 calls in flight under a cap of 2).
             try:
                 if call == 1 and fake.slow_first:
                     time.sleep(fake.slow_first)
                 time.sleep(fake.hold)
                 if self.path == "/v1/completions":
-                    self._send(200, self._legacy(body))
+                    status, payload, headers = 200, self._legacy(body), None
                 elif self.path != "/v1/chat/completions":
-                    self._send(404, {"error": "not found"})
+                    status, payload, headers = 404, {"error": "not found"}, None
                 elif failure is not None:
-                    self._send(failure[0], {"error": "busy"}, failure[1])
+                    status, payload, headers = failure[0], {"error": "busy"}, failure[1]
                 else:
-                    self._send(200, self._completion(body))
+                    status, payload, headers = 200, self._completion(body), None
             finally:
                 with fake.lock:
                     fake.in_flight -= 1
+            self._send(status, payload, headers)
 
         def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
             texts = fake.reply(body)
