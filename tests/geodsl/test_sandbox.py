@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 SECRET_VARIABLE = "GEODSL_TEST_SECRET_TOKEN"
 
-# The PAL script of the seed paper's worked example: BD^2 = AB * BC, then Pythagoras (answer 1.491).
+# The PAL script of ReTTS-PGPS's worked example (Table 11): BD^2 = AB * BC, then Pythagoras (answer 1.491).
 PAL_SCRIPT = textwrap.dedent(
     """
     from sympy import Eq, solve, sqrt, symbols

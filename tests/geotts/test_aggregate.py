@@ -31,7 +31,7 @@ def pools(
 def reference_cg_mte(
     lists: Mapping[str, Sequence[Hashable | None]], order: Sequence[str], fallback: str
 ) -> tuple[Hashable | None, int, bool]:
-    """Brute-force restatement of seed 000 section 3.4.2, written independently of the library."""
+    """Brute-force restatement of ReTTS-PGPS, section 3.4.2, written independently of the library."""
     depth = len(lists[order[0]])
     for d in range(1, depth + 1):
         votes = Counter(a for t in order for a in lists[t][:d] if a is not None)

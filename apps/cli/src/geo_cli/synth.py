@@ -122,7 +122,7 @@ def mts_stats(
         bool, typer.Option("--json", help="Print one JSON object per folder instead of a table.")
     ] = False,
 ) -> None:
-    """Print dataset statistics (seed 000, Table 6) of MTS output folders."""
+    """Print dataset statistics (ReTTS-PGPS, Table 6) of MTS output folders."""
     from geosynth.mts import MTSInputError, compute_stats, format_stats_table
 
     try:

@@ -1,7 +1,7 @@
 """Step scores, solution scores and the refined best-of-N decision rule.
 
 A step's score is the probability the reward model gives to the word "Correct" against "Incorrect" at
-the position where it writes the step's final verdict (seed 002, section 3.3):
+the position where it writes the step's final verdict (GM-PRM, section 3.3):
 ``P(Correct) / (P(Correct) + P(Incorrect))``. The model wrapper supplies, for each judged step, the
 top log-probabilities at that position (from generation, or from a teacher-forced pass over a given
 critique); everything here is pure arithmetic on those numbers and the parsed critique.
@@ -286,7 +286,7 @@ def _best(scored: Sequence[tuple[int, float]]) -> tuple[int, float]:
 
 
 def select_refined_bon(candidates: Sequence[CritiqueScores], *, how: Aggregation = "mean") -> Selection:
-    """The decision rule of refined best-of-N (seed 002, section 3.3).
+    """The decision rule of refined best-of-N (GM-PRM, section 3.3).
 
     Among the candidates whose critique judges every step Correct, pick the highest solution score; if
     there is none, pick the highest solution score among all candidates. Ties go to the earliest
@@ -294,7 +294,7 @@ def select_refined_bon(candidates: Sequence[CritiqueScores], *, how: Aggregation
 
     Args:
         candidates: the scored critiques of the N candidate solutions, in candidate order.
-        how: how step scores combine (the seed uses the mean).
+        how: how step scores combine (GM-PRM, section 3.3, uses the mean).
 
     Returns:
         The chosen candidate's position, score and the pool it was chosen from.

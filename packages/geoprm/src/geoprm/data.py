@@ -1,4 +1,4 @@
-"""Training-data construction (seed 002, section 3.2): teacher critiques filtered by Monte Carlo labels.
+"""Training-data construction (GM-PRM, section 3.2): teacher critiques filtered by Monte Carlo labels.
 
 For each solution: a teacher model writes a critique (through any geotts :class:`~geotts.Sampler`, e.g.
 an OpenAI-compatible server); a completer continues the solution from each step prefix ``m`` times and

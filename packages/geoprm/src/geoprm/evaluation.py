@@ -1,10 +1,10 @@
-"""Evaluation of best-of-N, refined best-of-N and self-consistency on recorded runs (seed 002, section 4).
+"""Evaluation of best-of-N, refined best-of-N and self-consistency on recorded runs (GM-PRM, section 4).
 
 A recorded problem holds N independently sampled policy solutions and, aligned with them, the
 refined-round solutions (candidate i of the refined round continues from the critique of sampled
 candidate i), each with its answer, its step scores and its critique's verdict. From that:
 
-* accuracy as N grows (the seed's Figure 4): the policy's mean accuracy (the baseline), best-of-N
+* accuracy as N grows (GM-PRM's Figure 4, section 4.3): the policy's mean accuracy (the baseline), best-of-N
   over the first N sampled candidates, refined best-of-N over the first N/2 sampled candidates and
   their N/2 refinements, and self-consistency over the first N sampled candidates;
 * Pass@k of the sampled pool against the refined pool of the same size (unbiased estimator);

@@ -25,7 +25,7 @@ __all__ = (
     "self_consistency",
 )
 
-#: The four trace types of seed 000, in the default CG-MTE order.
+#: The four trace types of ReTTS-PGPS (section 3.2), in the default CG-MTE order.
 DEFAULT_ORDER: tuple[str, ...] = ("program", "pal", "cot_program", "cot_pal")
 
 AnswerList = Sequence[Hashable | None]
@@ -159,7 +159,7 @@ def cg_mte(
     depth: int | None = None,
     key: AnswerKey = numeric_key,
 ) -> Decision:
-    """Consensus-guided MTE (seed 000, section 3.4.2).
+    """Consensus-guided MTE (ReTTS-PGPS, section 3.4.2).
 
     For d = 1..D, pool the top-d answers of all V trace types and stop at the first d where exactly
     one answer has the highest count; if no depth has one, answer the top-1 of the fallback trace.
@@ -233,7 +233,7 @@ def adaptive_beam_sc(
     pattern_order: Sequence[str] | None = None,
     key: AnswerKey = numeric_key,
 ) -> Decision:
-    """Adaptive beam-search SC baselines of seed 000, Table 5.
+    """Adaptive beam-search SC baselines of ReTTS-PGPS, section 5.2, Table 5.
 
     The unified model's ranked beam list is split into groups (``rank``: ``groups`` equal rank
     blocks; ``pattern``: one group per detected trace pattern, each in rank order), then the CG-MTE

@@ -73,7 +73,7 @@ def load_pools(path: str | Path) -> list[RecordedPool]:
 
 
 def is_correct(answer: object, gold: float | None, rel_tol: float = 1e-3) -> bool:
-    """True when ``answer`` is a number within relative tolerance ``rel_tol`` of ``gold`` (seed 000's criterion)."""
+    """True when ``answer`` is a number within relative tolerance ``rel_tol`` of ``gold`` (ReTTS-PGPS's criterion, section 3.2.1)."""
     if gold is None or isinstance(answer, bool) or not isinstance(answer, int | float):
         return False
     return math.isclose(float(answer), gold, rel_tol=rel_tol, abs_tol=1e-9)
@@ -93,7 +93,7 @@ class CurvePoint(GeoTTSModel):
 
 
 class ErrorCoupling(GeoTTSModel):
-    """How often the top-1 answers of different trace types are wrong in the same way (seed 000, D.5)."""
+    """How often the top-1 answers of different trace types are wrong in the same way (ReTTS-PGPS, appendix D.5)."""
 
     pairwise_same_wrong: float
     """Among trace pairs where both top-1 answers are wrong, the share giving the same wrong answer."""

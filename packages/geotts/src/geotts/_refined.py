@@ -1,4 +1,4 @@
-"""Refined best-of-N (seed 002, section 3.3): a step scorer judges, corrects, and the policy continues."""
+"""Refined best-of-N (GM-PRM, section 3.3): a step scorer judges, corrects, and the policy continues."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Training mixtures for the ablations of seed 000 (Tables 3 and 4), built from PA records.
+"""Training mixtures for the ablations of ReTTS-PGPS (section 5.1, Tables 3 and 4), built from PA records.
 
 * ``single_<type>``: one trace type only;
 * ``mts``: the three synthesized types (PAL, CoT-Program, CoT-PAL); ``mts_all``: all four;

@@ -20,7 +20,7 @@ __all__ = (
 )
 
 TraceType = Literal["program", "pal", "cot_program", "cot_pal"]
-"""The four reasoning-trace formats of seed 000: the instantiated program, its PAL script, and their CoT variants."""
+"""The four reasoning-trace formats of ReTTS-PGPS (section 3.2): the instantiated program, its PAL script, and their CoT variants."""
 
 TRACE_TYPES: tuple[TraceType, ...] = ("program", "pal", "cot_program", "cot_pal")
 """Every trace type, in the order outputs and statistics list them."""

@@ -1,4 +1,4 @@
-"""Dataset statistics in the shape of seed 000's Table 6, recomputed from an output folder's files."""
+"""Dataset statistics in the shape of ReTTS-PGPS's Table 6 (appendix A.2.1), recomputed from an output folder's files."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class DatasetStats(MTSModel):
     traces: dict[str, int]
     """Traces kept per type."""
     mts: int
-    """Synthesized traces (PAL + CoT-Program + CoT-PAL): seed 000's "# MTS"."""
+    """Synthesized traces (PAL + CoT-Program + CoT-PAL): the "# MTS" column of ReTTS-PGPS's Table 6."""
     mts_all: int
     """Synthesized traces plus the original programs: "# MTS-All"."""
     pal_verified: int
