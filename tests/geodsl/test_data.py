@@ -447,6 +447,6 @@ def test_full_split_loads_with_n_indices_in_range(split: str) -> None:
         if {t for t in r.expression.split() if len(t) == 1 and t.islower()} - set(r.letters)
     ]
     assert letters_missing == []
-    if _has_executor():  # the target: >= 99.5% of stored answers reproduced
+    if _has_executor():  # the agreement floor: >= 99.5% of stored answers reproduced
         report = check_dataset(records)
         assert report.agreement >= 0.995, [m.model_dump() for m in report.misses]

@@ -1,8 +1,9 @@
-"""Measure phase 1 of the engine on the AlphaGeometry benchmarks (reads GEO_SHARED, default ../shared).
+"""Measure parsing, realisation and deduction on the AlphaGeometry files (reads GEO_SHARED, default ../shared).
 
 Run from the repository root: ``uv run python packages/geosynth/scripts/measure_phase1.py``. Prints, per
 file: problems parsed; diagrams realised without and with the goal check (seeded, 100 attempts); goals
-holding on the first diagram; diagrammatic relations extracted; goals proved by the first deductive core.
+holding on the first diagram; diagrammatic relations extracted; goals proved by the whole engine (rules,
+triangles and algebra) on that diagram.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _say(line: str) -> None:
 
 
 def measure(path: Path) -> None:
-    """Print the phase-1 measurements of one problem file."""
+    """Print the measurements of one problem file."""
     start = time.perf_counter()
     problems = load_problems(path)
     parse_s = time.perf_counter() - start

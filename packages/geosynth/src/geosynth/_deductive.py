@@ -496,7 +496,7 @@ def deduce(
         diagram: A realised diagram of it (diagrammatic side conditions and the numeric gate).
         rules: The rules; the bundled ``rules.txt`` when ``None``. :data:`DEFINITION_RULES` always apply.
         max_rounds: Cap on passes over the rule set.
-        algebra: Whether to run the algebraic system (``False``: rules only, as in phase 1).
+        algebra: Whether to run the algebraic system (``False``: the compiled rules alone).
         time_limit: Seconds after which no new round starts (``None``: no limit).
 
     Returns:
