@@ -406,26 +406,47 @@ def test_worker_that_cannot_start_raises_sandbox_error() -> None:
 
 def test_features_are_reported(sandbox: Sandbox) -> None:
     features = sandbox.features
-    assert isinstance(features["network_namespace"], bool)
-    assert isinstance(features["read_only_root"], bool)
-    assert isinstance(features["seccomp"], bool)
-    assert features["uid"] == os.getuid()
+    for layer in (
+        "user_namespace",
+        "pid_namespace",
+        "mount_namespace",
+        "network_namespace",
+        "no_capabilities",
+    ):
+        assert features[layer] is True, layer
+    assert features["seccomp"] is True and features["read_only_root"] is True
+    assert features["mode"] == "user" and features["uid"] == 0
+    # scripts never run as the host's root: root is mapped to nobody, anyone else to themselves
+    assert features["host_uid"] == (65534 if os.geteuid() == 0 else os.geteuid())
+    assert sandbox.missing_layers == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mount and network namespaces need root (CAP_SYS_ADMIN)")
-def test_root_workers_get_namespaces(sandbox: Sandbox) -> None:
-    # The worker verifies the read-only root itself: a write next to its scratch tmpfs must fail with EROFS.
-    assert sandbox.features["network_namespace"] is True
-    assert sandbox.features["read_only_root"] is True
-
-
-def test_closed_sandbox_leaves_no_scratch_behind() -> None:
-    box = Sandbox(workers=1, limits=SHORT)
-    with box:
-        scratch = Path(box._pool[0].scratch)
-        assert box.run_one("open('x.txt', 'w').write('1')\nprint(1)").answer == 1.0
-        assert scratch.name.startswith("geodsl-sandbox-")
+def test_weak_mode_is_explicit_and_says_what_is_missing() -> None:
+    with Sandbox(workers=1, limits=SHORT, isolation="weak") as box:
+        assert box.features["mode"] == "weak"
+        assert {"user_namespace", "pid_namespace", "mount_namespace"} <= set(box.missing_layers)
+        assert box.features["seccomp"] is True
+        assert box.run_one(SIMPLE_SCRIPT).answer == 1.75
+        scratch = Path(box._pool[0].scratch)  # on the host in this mode, and removed with the pool
+        assert scratch.name.startswith("geodsl-sandbox-") and scratch.is_dir()
     assert not scratch.exists()
+
+
+def test_isolation_mode_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SandboxError, match="isolation='none' is not one of kernel, best-effort, weak"):
+        Sandbox(isolation="none")  # type: ignore[arg-type]
+    monkeypatch.setenv("GEODSL_SANDBOX_ISOLATION", "off")
+    with pytest.raises(SandboxError, match="GEODSL_SANDBOX_ISOLATION='off'"):
+        Sandbox()
+    monkeypatch.setenv("GEODSL_SANDBOX_ISOLATION", "weak")
+    assert Sandbox().isolation == "weak"
+
+
+def test_scratch_lives_only_inside_the_private_root(sandbox: Sandbox) -> None:
+    result = run(sandbox, "import os\nopen('x.txt', 'w').write('1')\nprint(os.getcwd())\nprint(1)")
+    cwd = result.stdout.split()[0]
+    assert result.answer == 1.0 and cwd.startswith("/scratch/job-")
+    assert not Path(cwd).exists()  # the host never sees it
 
 
 def test_failing_progress_callback_leaves_the_pool_usable(sandbox: Sandbox) -> None:
@@ -442,7 +463,9 @@ def test_a_wedged_worker_is_abandoned_and_replaced(sandbox: Sandbox) -> None:
     import signal
 
     frozen = sandbox._pool[0].process.pid
-    os.kill(frozen, signal.SIGSTOP)  # the worker stops answering; the host's own deadline must fire
+    serving = sandbox._pool[0].host_pid
+    assert serving is not None
+    os.kill(serving, signal.SIGSTOP)  # the worker stops answering; the host's own deadline must fire
     results = sandbox.run([SIMPLE_SCRIPT] * 4, limits=SandboxLimits(wall_seconds=0.5, cpu_seconds=1.0))
     errors = [r.error for r in results if r.error is not None]
     assert len(errors) == 1 and errors[0].startswith("sandbox worker died (worker did not answer in time)")

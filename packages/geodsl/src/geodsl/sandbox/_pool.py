@@ -6,8 +6,10 @@ import contextlib
 import json
 import os
 import queue
+import secrets
 import select
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -18,7 +20,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from geodsl.answers import answer_from_output
 from geodsl.errors import SandboxError
@@ -32,12 +34,31 @@ _WORKER_FILE = Path(__file__).with_name("_worker.py")
 _START_TIMEOUT = 120.0
 _GRACE_SECONDS = 5.0
 _PASSED_ENV = ("LD_LIBRARY_PATH", "SYSTEMROOT")
+_FRAME_SLACK = 1 << 20  # a reply carries at most the output cap plus this much
+_ISOLATION_ENV = "GEODSL_SANDBOX_ISOLATION"
+
+Isolation = Literal["kernel", "best-effort", "weak"]
+"""How much isolation a :class:`Sandbox` demands of the kernel:
+
+* ``"kernel"`` (the default): every layer (user, PID, mount and network namespaces, no
+  capabilities, seccomp); a machine that refuses one makes the sandbox refuse to start and name it;
+* ``"best-effort"``: the layers the kernel grants, with the missing ones listed in
+  :attr:`Sandbox.missing_layers` (an explicit acceptance of the weaker mode);
+* ``"weak"``: no namespaces at all (seccomp, rlimits and the audit hook only).
+
+The environment variable ``GEODSL_SANDBOX_ISOLATION`` sets the default.
+"""
+_ISOLATIONS: tuple[str, ...] = ("kernel", "best-effort", "weak")
 DEFAULT_PRELOAD: tuple[str, ...] = ("math", "fractions", "sympy")
 """Modules every worker imports before it forks its first child."""
 
 
 class _WorkerDied(Exception):
     """A worker stopped answering (internal; turned into a per-script error and a restart)."""
+
+
+class _BadFrame(_WorkerDied):
+    """A worker's reply was not a well-formed frame for the request it answers."""
 
 
 def _default_workers() -> int:
@@ -47,7 +68,9 @@ def _default_workers() -> int:
 class _Worker:
     """One warm worker process and its framed pipe protocol."""
 
-    def __init__(self, python: str, preload: Sequence[str], allow_read: Sequence[str]) -> None:
+    def __init__(
+        self, python: str, preload: Sequence[str], allow_read: Sequence[str], isolation: str
+    ) -> None:
         env = {"PATH": os.defpath, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
         env.update({k: os.environ[k] for k in _PASSED_ENV if k in os.environ})
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115  # closed in kill()
@@ -61,8 +84,10 @@ class _Worker:
             close_fds=True,
         )
         self.features: dict[str, Any] = {}
-        self.scratch = ""  # the worker's scratch base; under a private tmpfs the host sees it empty
-        self._send({"preload": list(preload), "allow_read": list(allow_read)})
+        self.missing: list[str] = []
+        self.host_pid: int | None = None
+        self.scratch = ""  # the worker's scratch base (inside its private root, unless isolation is weak)
+        self._send({"preload": list(preload), "allow_read": list(allow_read), "isolation": isolation})
 
     def wait_ready(self) -> None:
         try:
@@ -74,6 +99,9 @@ class _Worker:
             self.kill()
             raise SandboxError(f"sandbox worker failed to start: {exc}; {tail}") from exc
         self.features = dict(hello.get("features", {}))
+        self.missing = [str(layer) for layer in hello.get("missing", [])]
+        pid = self.features.get("host_pid")
+        self.host_pid = pid if isinstance(pid, int) else None
         self.scratch = str(hello.get("scratch", ""))
 
     def _stderr_tail(self) -> str:
@@ -84,7 +112,8 @@ class _Worker:
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         stdin = self.process.stdin
-        assert stdin is not None
+        if stdin is None:
+            raise _WorkerDied("worker has no request pipe")
         try:
             stdin.write(_HEADER.pack(len(body)) + body)
             stdin.flush()
@@ -93,7 +122,8 @@ class _Worker:
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
         stdout = self.process.stdout
-        assert stdout is not None
+        if stdout is None:
+            raise _WorkerDied("worker has no reply pipe")
         fd = stdout.fileno()
         chunks: list[bytes] = []
         while n:
@@ -107,28 +137,41 @@ class _Worker:
             n -= len(chunk)
         return b"".join(chunks)
 
-    def _recv(self, timeout: float) -> dict[str, Any]:
+    def _recv(self, timeout: float, max_size: int = _FRAME_SLACK) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         (size,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
-        message = json.loads(self._read_exact(size, deadline))
+        if size > max_size:
+            raise _BadFrame(f"worker sent a malformed reply (a {size}-byte frame)")
+        try:
+            message = json.loads(self._read_exact(size, deadline))
+        except ValueError as exc:
+            raise _BadFrame(f"worker sent a malformed reply ({exc})") from exc
         if not isinstance(message, dict):
-            raise _WorkerDied("worker sent a malformed reply")
+            raise _BadFrame("worker sent a malformed reply (not a JSON object)")
         return message
 
     def request(self, script: str, limits: SandboxLimits) -> dict[str, Any]:
-        self._send({"script": script, "limits": limits.wire()})
-        return self._recv(limits.wall_seconds + _GRACE_SECONDS)
+        """Send one script and read its reply, which must carry this request's nonce and every field."""
+        nonce = secrets.token_hex(16)
+        self._send({"nonce": nonce, "script": script, "limits": limits.wire()})
+        reply = self._recv(limits.wall_seconds + _GRACE_SECONDS, 2 * limits.max_output_bytes + _FRAME_SLACK)
+        if reply.get("nonce") != nonce:
+            raise _BadFrame("worker sent a malformed reply (it answers another request)")
+        return reply
 
     def kill(self) -> None:
         if self.process.poll() is None:
-            self.process.kill()
+            self.process.kill()  # its namespaced children follow through parent-death signals
+        if self.host_pid is not None and self.host_pid != self.process.pid:
+            with contextlib.suppress(OSError):
+                os.kill(self.host_pid, signal.SIGKILL)  # the serving process, at once
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._stderr.close()
-        if self.scratch and Path(self.scratch).is_dir():
+        if self.scratch and not self.features.get("mount_namespace") and Path(self.scratch).is_dir():
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
@@ -167,32 +210,37 @@ def _as_sandbox_error(exc: Exception, context: str) -> SandboxError:
 
 
 def _to_result(reply: dict[str, Any]) -> SandboxResult:
-    stdout = str(reply["stdout"])
-    error = reply["error"]
-    answer = answer_from_output(stdout)
-    if error is None and answer is None:
-        error = "no number in the output"
-    return SandboxResult(
-        stdout=stdout,
-        stderr=str(reply["stderr"]),
-        answer=answer,
-        error=error,
-        seconds=float(reply["seconds"]),
-        cpu_seconds=float(reply["cpu_seconds"]),
-        exit_status=int(reply["exit_status"]),
-    )
+    try:
+        stdout, stderr, error = reply["stdout"], reply["stderr"], reply["error"]
+        if not (isinstance(stdout, str) and isinstance(stderr, str) and isinstance(error, str | None)):
+            raise TypeError("text fields of the wrong type")
+        answer = answer_from_output(stdout)
+        if error is None and answer is None:
+            error = "no number in the output"
+        return SandboxResult(
+            stdout=stdout,
+            stderr=stderr,
+            answer=answer,
+            error=error,
+            seconds=float(reply["seconds"]),
+            cpu_seconds=float(reply["cpu_seconds"]),
+            exit_status=int(reply["exit_status"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _BadFrame(f"worker sent a malformed reply ({type(exc).__name__}: {exc})") from exc
 
 
-def _crash_result(reason: str, seconds: float) -> SandboxResult:
-    return SandboxResult(
-        stdout="", answer=None, error=f"sandbox worker died ({reason})", seconds=seconds, exit_status=None
+def _crash_result(exc: _WorkerDied, seconds: float) -> SandboxResult:
+    error = (
+        f"sandbox {exc}; worker restarted" if isinstance(exc, _BadFrame) else f"sandbox worker died ({exc})"
     )
+    return SandboxResult(stdout="", answer=None, error=error, seconds=seconds, exit_status=None)
 
 
 class Sandbox:
     """A pool of warm workers that run untrusted Python scripts, each in a fresh forked child.
 
-    Linux only (fork, pidfd, rlimits, audit hooks). Use as a context manager, or call
+    Linux only (namespaces, seccomp, pidfd, rlimits). Use as a context manager, or call
     :meth:`close` when done; workers start on entry (or on first use)::
 
         with Sandbox(workers=2) as sandbox:
@@ -204,9 +252,11 @@ class Sandbox:
         preload: modules each worker imports before forking (sympy is also warmed up).
         allow_read: extra directories scripts may read (the interpreter's own trees always are).
         python: the interpreter that runs the workers; default: this one.
+        isolation: ``"kernel"`` (default; every kernel layer or no start), ``"best-effort"``
+            or ``"weak"`` (see :data:`Isolation`); default from ``GEODSL_SANDBOX_ISOLATION``.
 
     Raises:
-        SandboxError: on a non-Linux platform or a bad worker count.
+        SandboxError: on a non-Linux platform, a bad worker count or a bad isolation mode.
     """
 
     def __init__(
@@ -217,6 +267,7 @@ class Sandbox:
         preload: Sequence[str] = DEFAULT_PRELOAD,
         allow_read: Sequence[str] = (),
         python: str | None = None,
+        isolation: Isolation | None = None,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise SandboxError(f"the sandbox needs Linux (fork, pidfd_open, rlimits); this is {sys.platform}")
@@ -228,6 +279,11 @@ class Sandbox:
         self._preload = tuple(preload)
         self._allow_read = tuple(str(Path(p).resolve()) for p in allow_read)
         self._python = python or sys.executable
+        chosen = isolation or os.environ.get(_ISOLATION_ENV) or "kernel"
+        if chosen not in _ISOLATIONS:
+            source = "isolation" if isolation else _ISOLATION_ENV
+            raise SandboxError(f"{source}={chosen!r} is not one of {', '.join(_ISOLATIONS)}")
+        self.isolation = chosen
         self._pool: list[_Worker] = []
         self._lock = threading.Lock()
         self._run_lock = threading.Lock()  # one batch at a time: a batch owns every worker
@@ -247,7 +303,7 @@ class Sandbox:
             fresh = [self._spawn() for _ in range(self.workers)]
             try:
                 for worker in fresh:
-                    worker.wait_ready()
+                    self._ready(worker)
             except SandboxError:
                 _shutdown(fresh)
                 raise
@@ -255,9 +311,21 @@ class Sandbox:
 
     def _spawn(self) -> _Worker:
         try:
-            return _Worker(self._python, self._preload, self._allow_read)
+            return _Worker(self._python, self._preload, self._allow_read, self.isolation)
         except OSError as exc:
             raise SandboxError(f"cannot start a sandbox worker with {self._python}: {exc}") from exc
+
+    def _ready(self, worker: _Worker) -> None:
+        """Wait for a worker's hello; in ``"kernel"`` mode refuse one that lacks a layer."""
+        worker.wait_ready()
+        if self.isolation == "kernel" and worker.missing:
+            why = worker.features.get("root_error")
+            detail = f" ({why})" if isinstance(why, str) else ""
+            raise SandboxError(
+                f"the sandbox cannot isolate scripts here: the kernel refused {', '.join(worker.missing)}"
+                f"{detail} (see docs/sandbox.md); to run untrusted scripts with the weaker isolation anyway, pass "
+                f"isolation='best-effort' or set {_ISOLATION_ENV}=best-effort"
+            )
 
     def close(self) -> None:
         """Stop the workers; the sandbox can be started again later."""
@@ -275,9 +343,21 @@ class Sandbox:
 
     @property
     def features(self) -> dict[str, Any]:
-        """Isolation the first worker reported: ``network_namespace``, ``read_only_root``, ``seccomp`` (bools), ``uid``."""
+        """Isolation the first worker reported.
+
+        Booleans per layer (``user_namespace``, ``pid_namespace``, ``mount_namespace``,
+        ``network_namespace``, ``no_capabilities``, ``seccomp``, ``private_proc``,
+        ``read_only_root``), ``mode`` (``"user"``, ``"root"`` or ``"weak"``), ``uid`` (inside) and
+        ``host_uid`` (the uid scripts have on the host), ``host_pid`` of the serving process.
+        """
         self.start()
         return dict(self._pool[0].features)
+
+    @property
+    def missing_layers(self) -> list[str]:
+        """The kernel layers the workers run without (empty in ``"kernel"`` mode)."""
+        self.start()
+        return list(self._pool[0].missing)
 
     # --- running ---
 
@@ -377,7 +457,7 @@ class Sandbox:
             try:
                 done.put((index, _to_result(self._pool[slot].request(scripts[index], limits))))
             except _WorkerDied as exc:
-                done.put((index, _crash_result(str(exc), time.monotonic() - start)))
+                done.put((index, _crash_result(exc, time.monotonic() - start)))
                 try:
                     self._restart(slot)
                 except Exception as exc:
@@ -392,7 +472,11 @@ class Sandbox:
     def _restart(self, slot: int) -> None:
         self._pool[slot].kill()
         worker = self._spawn()
-        worker.wait_ready()
+        try:
+            self._ready(worker)
+        except SandboxError:
+            worker.kill()
+            raise
         self._pool[slot] = worker
 
 
@@ -402,6 +486,7 @@ def run_scripts(
     jobs: int | None = None,
     limits: SandboxLimits | None = None,
     progress: ProgressCallback | None = None,
+    isolation: Isolation | None = None,
 ) -> list[SandboxResult]:
     """Run scripts in a temporary :class:`Sandbox` (start-up costs about a second per worker).
 
@@ -410,6 +495,7 @@ def run_scripts(
         jobs: number of workers (default: usable CPUs, at most one per script).
         limits: per-script limits (default :class:`SandboxLimits`).
         progress: called as ``progress(done, total)`` after each script.
+        isolation: see :class:`Sandbox`.
 
     Returns:
         One :class:`SandboxResult` per script, in input order.
@@ -417,5 +503,5 @@ def run_scripts(
     if not scripts:
         return []
     workers = min(jobs or _default_workers(), len(scripts))
-    with Sandbox(workers=workers, limits=limits) as sandbox:
+    with Sandbox(workers=workers, limits=limits, isolation=isolation) as sandbox:
         return sandbox.run(scripts, progress=progress)

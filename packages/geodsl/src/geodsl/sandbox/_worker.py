@@ -2,27 +2,30 @@
 
 This file runs as its own program (``python -I _worker.py``), started by
 :class:`geodsl.sandbox.Sandbox`; it imports only the standard library plus the
-modules named for preloading, and never imports geodsl. It is deliberately
-self-contained: the child half (everything below ``_run_child``) must not depend on
-anything a script could have replaced.
+modules named for preloading, and never imports geodsl. The child half (everything
+below ``_run_child``) must not depend on anything a script could have replaced.
 
 Protocol (the worker's stdin and stdout, duplicated to private descriptors at
 start-up so that stray library prints cannot corrupt it): frames of a 4-byte
 big-endian length followed by UTF-8 JSON. The worker first sends
-``{"ready": true, "pid": ..., "features": {...}}``; each request
-``{"script": str, "limits": {...}}`` gets exactly one reply (see ``_supervise``).
-End of input stops the worker.
+``{"ready": true, "host_pid": ..., "features": {...}, "missing": [...]}``; each request
+``{"nonce": str, "script": str, "limits": {...}}`` gets exactly one reply carrying the same
+nonce (see ``_run_job``). End of input stops the worker.
 
-At start-up the worker imports its preloads and warms up sympy, then (best effort,
-where the kernel allows it) moves itself into an empty network namespace and a private
-mount namespace in which every mount is read-only except a tmpfs holding the scratch
-directories, and probes the seccomp filter of ``_seccomp.py``.
+Start-up: the worker imports its preloads and warms up sympy, then isolates itself
+(``_kernel.py``). The process the host started (W0) forks W1, which enters new user,
+mount, PID, network, IPC, UTS and cgroup namespaces (W0 writes its uid/gid map from
+outside: root is mapped to ``nobody``); W1 forks W2, PID 1 of the new PID namespace,
+which pivots into a private read-only root with a scratch tmpfs, drops every capability,
+marks itself non-dumpable and serves. W0 and W1 only wait; a SIGKILL to W0 takes the
+whole tree down (parent-death signals, then the PID namespace).
 
-Per script the worker creates three pipes (stdout, stderr, status) and a
-throw-away directory, forks, and supervises the child: it enforces the wall-clock
-limit and the output cap, kills the child's whole process group when done, reaps
-it, and removes the directory. The child confines itself (new session, rlimits,
-fresh cwd, scrubbed environment, seccomp, an audit hook) before it compiles the script.
+Per script W2 creates three pipes (stdout, stderr, status) and a throw-away directory,
+forks, and supervises the child: it enforces the wall-clock limit and the output cap,
+kills the child's whole process group when done, reaps it, and empties the scratch tmpfs.
+The child confines itself (capabilities, new session, rlimits, fresh cwd, scrubbed
+environment, every other descriptor closed, seccomp allowlist, an audit hook for readable
+errors) before it compiles the script.
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ import struct
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ _PR_SET_PDEATHSIG = 1
 _STATUS_FD = 3
 _STATUS_CAP = 64 * 1024
 _STDERR_CAP = 64 * 1024
+_MAX_THREADS = 32  # RLIMIT_NPROC of a script: threads only (seccomp refuses new processes)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Numeric libraries imported by a script must not try to start a thread per core (RLIMIT_NPROC forbids it).
 _THREAD_CAPS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -247,7 +250,7 @@ def _set_limits(limits: dict[str, Any]) -> None:
         (resource.RLIMIT_AS, memory, memory),
         (resource.RLIMIT_FSIZE, int(limits["max_file_bytes"]), int(limits["max_file_bytes"])),
         (resource.RLIMIT_NOFILE, int(limits["max_open_files"]), int(limits["max_open_files"])),
-        (resource.RLIMIT_NPROC, 0, 0),
+        (resource.RLIMIT_NPROC, _MAX_THREADS, _MAX_THREADS),
         (resource.RLIMIT_CORE, 0, 0),
     )
     for which, soft, hard in table:
@@ -272,17 +275,19 @@ def _confine(
     pipes: tuple[int, int, int],
     limits: dict[str, Any],
     libc: Any,
-    seccomp: Callable[[], None] | None,
+    kernel: Any,
+    seccomp: bool,
 ) -> None:
     """Everything the child does to itself before it compiles the script."""
     os.setsid()
     if libc is not None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        kernel.drop_capabilities(libc)  # already none in the isolated worker; this covers the weaker mode
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     for target, fd in zip((1, 2, _STATUS_FD), pipes, strict=True):
         os.dup2(fd, target)
-    os.closerange(_STATUS_FD + 1, 1 << 16)
+    os.closerange(_STATUS_FD + 1, 1 << 20)
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update(
@@ -294,8 +299,8 @@ def _confine(
         signal.signal(getattr(signal, name), signal.SIG_DFL)
     _set_limits(limits)
     _neuter_process_spawning()
-    if seccomp is not None:
-        seccomp()
+    if seccomp:
+        kernel.install(libc, kernel.build_filter(os.getpid()))
 
 
 def _describe(exc: BaseException) -> str:
@@ -316,7 +321,8 @@ def _run_child(
     limits: dict[str, Any],
     read_roots: tuple[str, ...],
     libc: Any,
-    seccomp: Callable[[], None] | None,
+    kernel: Any,
+    seccomp: bool,
 ) -> None:
     """Body of the forked child; never returns."""
     status: dict[str, Any] = {"finished": False, "error": "child failed to start"}
@@ -325,7 +331,7 @@ def _run_child(
     out: io.TextIOWrapper | None = None
     try:
         try:
-            _confine(scratch, pipes, limits, libc, seccomp)
+            _confine(scratch, pipes, limits, libc, kernel, seccomp)
         except Exception as exc:
             status = {"finished": True, "error": f"sandbox set-up failed: {_describe(exc)}"}
             raise
@@ -468,13 +474,25 @@ def _error_for(
     return error if isinstance(error, str) else None
 
 
+def _empty(base: str) -> None:
+    """Remove everything under ``base`` (a script may have left files beside its own directory)."""
+    with os.scandir(base) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
 def _run_job(
     script: str,
     limits: dict[str, Any],
     base: str,
     read_roots: tuple[str, ...],
     libc: Any,
-    seccomp: Callable[[], None] | None,
+    kernel: Any,
+    seccomp: bool,
 ) -> dict[str, Any]:
     scratch = tempfile.mkdtemp(prefix="job-", dir=base)
     out_r, out_w = os.pipe()
@@ -486,7 +504,7 @@ def _run_job(
         for fd in (out_r, err_r, st_r):
             os.close(fd)
         try:
-            _run_child(script, scratch, (out_w, err_w, st_w), limits, read_roots, libc, seccomp)
+            _run_child(script, scratch, (out_w, err_w, st_w), limits, read_roots, libc, kernel, seccomp)
         finally:
             os._exit(1)
     for fd in (out_w, err_w, st_w):
@@ -501,7 +519,7 @@ def _run_job(
     finally:
         for fd in (out_r, err_r, st_r, pidfd):
             os.close(fd)
-        shutil.rmtree(scratch, ignore_errors=True)
+        _empty(base)
     seconds = time.monotonic() - start
     returncode = os.waitstatus_to_exitcode(wait_status)
     cpu = usage.ru_utime + usage.ru_stime
@@ -522,12 +540,9 @@ def _run_job(
 # --- start-up --------------------------------------------------------------------------------------
 
 
-def _read_roots(extra: list[str]) -> tuple[str, ...]:
-    """Directories a script may read: the interpreter's own trees, sys.path entries, a few devices."""
-    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sys.path, *extra]
-    roots = {os.path.realpath(p) for p in candidates if p and os.path.isdir(p)}
-    roots.discard("/")
-    return (*sorted(roots), *_ALWAYS_READABLE)
+def _read_roots(trees: list[str]) -> tuple[str, ...]:
+    """Directories the audit hook lets a script read: the interpreter's trees and a few devices."""
+    return (*trees, *_ALWAYS_READABLE)
 
 
 def _warm_up(preload: list[str]) -> None:
@@ -569,6 +584,154 @@ def _load_kernel_module() -> Any:
     return module
 
 
+class _Isolation:
+    """What :func:`_isolate` set up for the serving process."""
+
+    def __init__(self) -> None:
+        self.features: dict[str, Any] = {}
+        self.missing: list[str] = []
+        self.base = ""
+
+
+def _wait_and_exit(pid: int, close: tuple[int, ...]) -> None:
+    """Parent half of a fork in the start-up chain: hold nothing, wait for the child, exit like it."""
+    for fd in close:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _namespaces(
+    kernel: Any, libc: Any, mode: str, trees: list[str], proto: tuple[int, int]
+) -> tuple[str, Any]:
+    """Fork W1 into new namespaces, mapped from outside by this process (W0).
+
+    Only W1 returns: the mode it got and the opened :class:`RootPlan` (``None`` in the weaker
+    mode). The plan is opened after the new mount namespace exists (a bind mount must come from
+    the caller's namespace) and before the switch of uid (root's trees may not be reachable by
+    ``nobody``). W0 waits for W1 and exits with its status.
+    """
+    euid, egid = os.geteuid(), os.getegid()
+    ready_r, ready_w = os.pipe()
+    mapped_r, mapped_w = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid:  # W0
+        os.close(ready_w)
+        os.close(mapped_r)
+        got = os.read(ready_r, 16).decode() or "weak"
+        ok = b"0"
+        if got == "user":
+            try:
+                outside_uid, outside_gid = (65534, 65534) if euid == 0 else (euid, egid)
+                kernel.map_user(pid, outside_uid, outside_gid, allow_setgroups=euid == 0)
+                ok = b"1"
+            except OSError:
+                ok = b"0"
+        os.write(mapped_w, ok)
+        _wait_and_exit(pid, (*proto, ready_r, mapped_w))
+    kernel.die_with_parent(libc, parent)
+    os.close(ready_r)
+    os.close(mapped_w)
+    got = "weak"
+    if mode == "kernel" and kernel.unshare(libc, kernel.USER_NAMESPACE | kernel.NAMESPACE_FLAGS):
+        got = "user"
+    elif mode == "kernel" and euid == 0 and kernel.unshare(libc, kernel.NAMESPACE_FLAGS):
+        got = "root"
+    plan = kernel.RootPlan(trees) if got != "weak" else None
+    os.write(ready_w, got.encode())
+    os.close(ready_w)
+    if got == "user":
+        ack = os.read(mapped_r, 1)
+        if ack != b"1":
+            os._exit(3)  # a user namespace without a map cannot be left; the host reports the start failure
+        if euid == 0:
+            os.setgroups([])
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+    os.close(mapped_r)
+    return got, plan
+
+
+def _isolate(
+    kernel: Any, libc: Any, config: dict[str, Any], trees: list[str], proto: tuple[int, int]
+) -> _Isolation:
+    """Enter every layer the kernel grants; only the serving process returns (see the module docstring)."""
+    result = _Isolation()
+    mode = str(config.get("isolation", "kernel"))
+    got, plan = _namespaces(kernel, libc, mode, trees, proto) if libc is not None else ("weak", None)
+    staging = tempfile.gettempdir()
+    proc = False
+    if got in ("user", "root"):
+        parent = os.getpid()
+        pid = os.fork()  # the first child of W1 is PID 1 of the new PID namespace
+        if pid:
+            _wait_and_exit(pid, proto)
+        kernel.die_with_parent(libc, parent)
+        result.features["host_pid"] = kernel.host_pid()
+        rooted = True
+        try:
+            proc = kernel.build_root(
+                libc, plan, staging, scratch_owner=65534 if got == "root" else None, mount_proc=True
+            )
+        except OSError as exc:  # the kernel refused a mount: no private root (reported as a missing layer)
+            rooted, result.features["root_error"] = False, str(exc)
+        if got == "root":
+            kernel.drop_bounding_set(libc)
+            kernel.become_nobody(libc)
+        kernel.drop_capabilities(libc)
+        kernel.set_non_dumpable(libc)
+        result.base = kernel.SCRATCH if rooted else tempfile.mkdtemp(prefix="geodsl-sandbox-")
+    else:
+        rooted = False
+        result.features["host_pid"] = os.getpid()
+        if libc is not None:
+            kernel.set_non_dumpable(libc)
+        result.base = tempfile.mkdtemp(prefix="geodsl-sandbox-")
+    layers = {
+        "user_namespace": got == "user" or (got == "root" and os.geteuid() != 0),
+        "pid_namespace": got in ("user", "root") and os.getpid() == 1,
+        "mount_namespace": rooted,
+        "network_namespace": got in ("user", "root"),
+        "no_capabilities": kernel.capabilities_empty(),
+    }
+    result.features.update(layers)
+    result.features.update(
+        mode=got,
+        private_proc=proc,
+        read_only_root=rooted,
+        seccomp=kernel.seccomp_works(libc),
+        uid=os.getuid(),
+        host_uid=_host_uid(os.getuid()),
+    )
+    result.missing = [name for name, ok in layers.items() if not ok]
+    if not result.features["seccomp"]:
+        result.missing.append("seccomp")
+    return result
+
+
+def _host_uid(uid: int) -> int:
+    """The uid outside every user namespace that ``uid`` here stands for (from /proc/self/uid_map)."""
+    try:
+        with open("/proc/self/uid_map", encoding="utf-8") as mapping:
+            for line in mapping:
+                inside, outside, count = (int(x) for x in line.split())
+                if inside <= uid < inside + count:
+                    return outside + uid - inside
+    except (OSError, ValueError):
+        pass
+    return uid
+
+
 def main() -> None:
     """Serve requests until the host closes our stdin."""
     proto_in, proto_out = os.dup(0), os.dup(1)
@@ -581,23 +744,29 @@ def main() -> None:
     _warm_up(list(config.get("preload", [])))  # first: a failing preload must leave nothing behind
     kernel = _load_kernel_module()
     libc = kernel.load_libc()
-    seccomp = kernel.seccomp_installer(libc)
-    base = tempfile.mkdtemp(prefix="geodsl-sandbox-")
-    features = {
-        "network_namespace": kernel.isolate_network(libc),
-        "read_only_root": kernel.read_only_filesystem(libc, base),
-        "seccomp": seccomp is not None,
-        "uid": os.getuid(),
-    }
-    read_roots = _read_roots(list(config.get("allow_read", [])))
+    trees = kernel.python_trees(list(config.get("allow_read", [])))
+    isolation = _isolate(kernel, libc, config, trees, (proto_in, proto_out))
+    read_roots = _read_roots(trees)
+    seccomp = bool(isolation.features["seccomp"])
     gc.collect()
     gc.freeze()
-    _send(proto_out, {"ready": True, "pid": os.getpid(), "features": features, "scratch": base})
+    hello = {
+        "ready": True,
+        "features": isolation.features,
+        "missing": isolation.missing,
+        "scratch": isolation.base,
+    }
+    _send(proto_out, hello)
     try:
         while (request := _recv(proto_in)) is not None:
-            _send(proto_out, _run_job(request["script"], request["limits"], base, read_roots, libc, seccomp))
+            reply = _run_job(
+                request["script"], request["limits"], isolation.base, read_roots, libc, kernel, seccomp
+            )
+            reply["nonce"] = request.get("nonce")
+            _send(proto_out, reply)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not isolation.features["mount_namespace"]:
+            shutil.rmtree(isolation.base, ignore_errors=True)
 
 
 if __name__ == "__main__":
