@@ -32,15 +32,12 @@ def image_bytes(image: bytes | Path) -> bytes:
         raise BackendError(f"cannot read image {str(image)!r}: {exc.strerror}") from exc
 
 
-def image_mime(data: bytes) -> str:
-    """MIME type of encoded image bytes, from their magic number (PNG, JPEG, GIF, WebP; else PNG)."""
-    table = (
-        (b"\x89PNG", "image/png"),
-        (b"\xff\xd8", "image/jpeg"),
-        (b"GIF8", "image/gif"),
-        (b"RIFF", "image/webp"),
-    )
-    return next((mime for magic, mime in table if data.startswith(magic)), "image/png")
+def image_mime(data: bytes) -> str | None:
+    """MIME type of encoded image bytes from their magic number: PNG, JPEG, GIF or WebP; None for anything else."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    table = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
+    return next((mime for magic, mime in table if data.startswith(magic)), None)
 
 
 def pil_image(image: bytes | Path, *, extra: str = "transformers") -> Any:

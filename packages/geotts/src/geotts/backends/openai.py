@@ -1,12 +1,19 @@
 """A :class:`~geotts.Sampler` for any OpenAI-compatible chat-completions server (vLLM's server, hosted APIs).
 
 One HTTP call per request: ``n`` candidates with per-token ``logprobs``, images as base64 data URLs
-in the first user turn. Calls run concurrently up to ``max_concurrency``; each has a timeout;
-timeouts, connection errors, 429 and 5xx are retried with exponential backoff (``Retry-After`` is
-honoured), other 4xx fail at once. Beam requests set vLLM's ``use_beam_search`` extension (hosted
-APIs reject it); an ``assistant_prefix`` is sent as a final assistant turn with vLLM's
-``continue_final_message``. Incremental depth: sampling calls with new seeds give fresh candidates;
+in the first user turn (PNG, JPEG, GIF or WebP; other bytes fail before any call). Calls run
+concurrently up to ``max_concurrency``; each has a timeout; timeouts, connection errors, 429 and 5xx
+are retried with exponential backoff (``Retry-After`` is honoured), other 4xx fail at once (naming
+the vLLM extension fields the call used, which other servers may refuse). Beam requests set vLLM's
+``use_beam_search`` extension (hosted APIs reject it); an ``assistant_prefix`` is sent as a final
+assistant turn with vLLM's ``continue_final_message``. Incremental depth: sampling calls with new seeds give fresh candidates;
 beam search is rerun at the new width (``n``), with no reuse across calls.
+
+A server that answers a sampling call with fewer choices than ``n`` (``transformers serve`` ignores
+``n`` and answers one) is asked again for the rest, each further call seeded apart from the strategies'
+own ``seed + k`` series (see :func:`top_up_seed`); a beam call answered short is an error. A server
+that ignores ``logprobs`` leaves ``cumulative_logprob`` unset; the token count then comes from the
+call's ``usage`` when the call returned a single choice.
 """
 
 from __future__ import annotations
@@ -21,19 +28,31 @@ from geotts._models import BeamParams, Completion, GenerationRequest
 from geotts.backends._common import image_bytes, image_mime, require
 from geotts.errors import BackendError, StrategyConfigError
 
-__all__ = ("OpenAICompatibleSampler",)
+__all__ = ("OpenAICompatibleSampler", "top_up_seed")
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _FINISH: dict[str, Literal["stop", "length", "other"]] = {"stop": "stop", "length": "length", "eos": "stop"}
+_VLLM_EXTENSIONS = ("use_beam_search", "length_penalty", "continue_final_message", "add_generation_prompt")
+_TOP_UP_STRIDE = 1_000_003  # far beyond the small offsets strategies add to a base seed
+
+
+def top_up_seed(seed: int, have: int) -> int:
+    """The seed of the call that asks for the rest once ``have`` candidates of a seeded request came back."""
+    return (seed + _TOP_UP_STRIDE * have) % 2**32
+
+
+def _data_url(data: bytes, index: int) -> str:
+    mime = image_mime(data)
+    if mime is None:
+        raise BackendError(
+            f"image {index + 1} of the request is not PNG, JPEG, GIF or WebP data (it starts with {data[:8]!r})"
+        )
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _user_content(text: str, images: Sequence[bytes]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = [
-        {
-            "type": "image_url",
-            "image_url": {"url": f"data:{image_mime(b)};base64,{base64.b64encode(b).decode('ascii')}"},
-        }
-        for b in images
+        {"type": "image_url", "image_url": {"url": _data_url(b, i)}} for i, b in enumerate(images)
     ]
     parts.append({"type": "text", "text": text})
     return parts
@@ -166,11 +185,17 @@ class OpenAICompatibleSampler:
                     raise BackendError(
                         f"server answered 200 with a body that is not JSON: {resp.text[:200]!r}"
                     ) from exc
-            last = f"HTTP {resp.status_code}: {resp.text[:300]}"
+            last = f"HTTP {resp.status_code}: {' '.join(resp.text[:300].split())}"
             if resp.status_code == 429:
                 retry_after = resp.headers.get("retry-after")
             if resp.status_code not in _RETRY_STATUS or attempt == self.max_retries:
-                raise BackendError(f"{path} failed after {attempt + 1} attempts: {last}")
+                used = [k for k in _VLLM_EXTENSIONS if k in body]
+                hint = (
+                    f" (the call used vLLM's extension fields {used}, which this server may not accept)"
+                    if used and 400 <= resp.status_code < 500
+                    else ""
+                )
+                raise BackendError(f"{path} failed after {attempt + 1} attempts: {last}{hint}")
         raise BackendError(f"{path} failed: {last}")  # pragma: no cover - the loop always returns or raises
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
@@ -190,15 +215,15 @@ class OpenAICompatibleSampler:
         values = lp.get("token_logprobs")  # legacy completions
         return None if values is None else [float(v) for v in values if v is not None]
 
-    def _parse(self, req: GenerationRequest, data: dict[str, Any]) -> list[Completion]:
+    def _parse(self, asked: int, data: dict[str, Any]) -> list[Completion]:
         choices = sorted(data.get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) != req.n:
-            raise BackendError(f"server returned {len(choices)} choices, asked for n={req.n}")
+        if not choices or len(choices) > asked:
+            raise BackendError(f"server returned {len(choices)} choices, asked for n={asked}")
         usage = (data.get("usage") or {}).get("completion_tokens")
         out: list[Completion] = []
         for c in choices:
             logprobs = self._token_logprobs(c)
-            tokens = len(logprobs) if logprobs is not None else (usage if req.n == 1 else None)
+            tokens = len(logprobs) if logprobs is not None else (usage if len(choices) == 1 else None)
             text = c["text"] if "text" in c else (c.get("message") or {}).get("content")
             out.append(
                 Completion(
@@ -210,9 +235,23 @@ class OpenAICompatibleSampler:
             )
         return out
 
+    def _candidates(self, req: GenerationRequest, call: tuple[str, dict[str, Any]]) -> list[Completion]:
+        """The ``req.n`` candidates of one request: its call, then calls for the rest if the server answered short."""
+        path, body = call
+        out = self._parse(req.n, self._post(call))
+        while len(out) < req.n:
+            if isinstance(req.params, BeamParams):
+                raise BackendError(
+                    f"server returned {len(out)} beams, asked for n={req.n} (it does not run beam search)"
+                )
+            rest = {**body, "n": req.n - len(out)}
+            if "seed" in body:
+                rest["seed"] = top_up_seed(int(body["seed"]), len(out))
+            out += self._parse(req.n - len(out), self._post((path, rest)))
+        return out
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
         """Send one call per request (at most ``max_concurrency`` at once); candidates in choice order."""
-        bodies = [self.body(r) for r in requests]
+        calls = [self.body(r) for r in requests]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            results = list(pool.map(self._post, bodies))
-        return [self._parse(r, d) for r, d in zip(requests, results, strict=True)]
+            return list(pool.map(self._candidates, requests, calls))

@@ -8,6 +8,9 @@
   the model's tokenizer; ``enable_prefix_caching=True`` by default, so the shared system + image +
   question prefix of the trace prompts of one problem is computed once per batch.
 
+Engine settings a configuration file sets (dtype, ``max_model_len``, ``gpu_memory_utilization``) are
+:class:`VLLMEngineOptions`, validated before vLLM is imported.
+
 Incremental depth: sampling with a new seed gives fresh candidates, and prefix caching makes the
 repeated prompt nearly free. Beam search cannot be extended: a width-d search is rerun from
 scratch (the prompt prefix still hits the cache) or width D is decoded once and revealed
@@ -16,36 +19,104 @@ scratch (the prompt prefix still hits the cache) or width D is decoded once and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
 
-from geotts._models import BeamParams, Completion, GenerationRequest, SamplingParams
+from pydantic import Field, ValidationError
+
+from geotts._models import BeamParams, Completion, GenerationRequest, GeoTTSModel, SamplingParams
 from geotts.backends._common import chat_dicts, pil_image, require
-from geotts.errors import BackendError
+from geotts.errors import BackendError, StrategyConfigError
 
-__all__ = ("VLLMSampler",)
+__all__ = ("VLLMEngineOptions", "VLLMSampler")
 
 _FINISH: dict[str | None, Literal["stop", "length", "other"]] = {"stop": "stop", "length": "length"}
+
+VLLMDtype = Literal["auto", "float16", "bfloat16", "float32", "half", "float"]
+"""The weight and activation dtypes ``vllm.LLM`` accepts by name."""
+
+
+class VLLMEngineOptions(GeoTTSModel):
+    """The ``vllm.LLM`` engine settings a configuration file may set (None: vLLM's own default).
+
+    Configurations that start a vLLM engine (geosynth's ``LLMConfig``, the pipeline's evaluate
+    stage, ``geo tts run``'s backend options) carry these fields and pass them on unchanged.
+    """
+
+    dtype: VLLMDtype | None = None
+    """Weight and activation dtype (``auto`` takes the checkpoint's; ``bfloat16`` for Qwen-VL on recent GPUs)."""
+    max_model_len: Annotated[int, Field(ge=1)] | None = None
+    """Longest prompt + completion in tokens (default: the model's context length, which may not fit in memory)."""
+    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    """Share of the GPU's memory the engine may take for weights and KV cache (vLLM's default is 0.9)."""
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The fields that are set, as ``vllm.LLM`` keyword arguments."""
+        return self.model_dump(exclude_none=True)
+
+    @classmethod
+    def parse(cls, values: Mapping[str, Any], *, where: str = "vLLM engine options") -> VLLMEngineOptions:
+        """Validate options read from a file (JSON types: ``max_model_len: 4096``, ``dtype: bfloat16``).
+
+        Raises:
+            StrategyConfigError: an unknown option or a bad value, in one line naming the field.
+        """
+        try:
+            return cls.model_validate(dict(values), strict=False)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise StrategyConfigError(f"{where}: {problems}") from None
 
 
 class VLLMSampler:
     """Generate candidates with ``vllm.LLM`` (offline, batched)."""
 
-    def __init__(self, model: str | Any, *, max_images_per_prompt: int = 1, **engine_kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str | Any,
+        *,
+        options: VLLMEngineOptions | None = None,
+        max_images_per_prompt: int = 1,
+        **engine_kwargs: Any,
+    ) -> None:
         """Start an engine, or wrap one.
 
         Args:
             model: A model name/folder (an engine is started) or an existing ``vllm.LLM``.
+            options: The engine settings of a configuration (dtype, ``max_model_len``,
+                ``gpu_memory_utilization``).
             max_images_per_prompt: Images accepted per prompt (``limit_mm_per_prompt``).
-            **engine_kwargs: Extra ``vllm.LLM`` arguments (e.g. ``dtype``, ``max_model_len``,
-                ``gpu_memory_utilization``); ``enable_prefix_caching`` defaults to True.
+            **engine_kwargs: Further ``vllm.LLM`` arguments (``enforce_eager``, ``tensor_parallel_size``...);
+                the fields of :class:`VLLMEngineOptions` given here are validated as if given in
+                ``options`` (and may not be given in both); ``enable_prefix_caching`` defaults to True.
+
+        Raises:
+            StrategyConfigError: a bad engine option (checked before vLLM is imported).
+            MissingExtraError: vLLM is not installed.
         """
+        named = {k: engine_kwargs.pop(k) for k in VLLMEngineOptions.model_fields if k in engine_kwargs}
+        both = sorted(k for k in named if options is not None and k in options.model_fields_set)
+        if both:
+            raise StrategyConfigError(f"vLLM engine option(s) {both} given both in options and as arguments")
+        if max_images_per_prompt < 0:
+            raise StrategyConfigError(
+                f"max_images_per_prompt must be at least 0, got {max_images_per_prompt}"
+            )
+        settings = {
+            **(options.engine_kwargs() if options else {}),
+            **VLLMEngineOptions.parse(named).engine_kwargs(),
+        }
         self._vllm: Any = require("vllm", "vllm")
         if isinstance(model, str):
             engine_kwargs.setdefault("enable_prefix_caching", True)
             engine_kwargs.setdefault("limit_mm_per_prompt", {"image": max_images_per_prompt})
-            self.llm: Any = self._vllm.LLM(model=model, **engine_kwargs)
+            self.llm: Any = self._vllm.LLM(model=model, **settings, **engine_kwargs)
         else:
+            if settings:
+                raise StrategyConfigError(
+                    f"vLLM engine options {sorted(settings)} apply when the sampler starts the engine, "
+                    "not to an existing vllm.LLM"
+                )
             self.llm = model
         self.tokenizer: Any = self.llm.get_tokenizer()
 
@@ -64,7 +135,8 @@ class VLLMSampler:
 
     def _sampling(self, req: GenerationRequest) -> Any:
         p = req.params
-        assert isinstance(p, SamplingParams)
+        if not isinstance(p, SamplingParams):
+            raise StrategyConfigError("a beam-search request cannot be sampled; it goes to beam search")
         return self._vllm.SamplingParams(
             n=req.n,
             temperature=p.temperature,
