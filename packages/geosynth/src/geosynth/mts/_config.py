@@ -10,6 +10,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from geosynth.mts._models import MTSModel
 from geosynth.mts.errors import MTSConfigError
+from geotts.backends.vllm import VLLMEngineOptions
 
 __all__ = ("LLMConfig", "MTSConfig", "load_llm_config")
 
@@ -52,11 +53,19 @@ class LLMConfig(MTSModel):
     """SQLite cache file (default: ``llm_cache.sqlite`` in the output folder)."""
     device: str = "cpu"
     """Torch device of a ``transformers`` model."""
+    vision: bool = False
+    """The teacher reads images: each prompt of a problem whose diagram is found in ``images_dir``
+    carries the diagram (PNG/JPEG bytes) before its text. False: text only (the question and the
+    diagram clauses, which every prompt carries either way)."""
+    vllm: VLLMEngineOptions | None = None
+    """Engine settings of the ``vllm`` backend (``dtype``, ``max_model_len``, ``gpu_memory_utilization``)."""
 
     @model_validator(mode="after")
     def _server_named(self) -> LLMConfig:
         if self.backend == "openai" and not self.base_url:
             raise ValueError("backend 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        if self.vllm is not None and self.backend != "vllm":
+            raise ValueError(f"vllm engine settings apply to backend 'vllm' only, not {self.backend!r}")
         return self
 
 

@@ -73,7 +73,8 @@ def cot_pal_shard(
             else _repair_prompt(problems[i], pals[i], *last[i])
             for i in pending
         ]
-        scripts = [extract_code(reply) for reply in llm.complete(prompts)]
+        replies = llm.complete(prompts, [problems[i].diagram for i in pending])
+        scripts = [extract_code(reply) for reply in replies]
         runnable: list[tuple[str, str]] = []
         for i, script in zip(pending, scripts, strict=True):
             problem_why = (
@@ -130,7 +131,7 @@ def cot_program_shard(problems: Sequence[SourceProblem], llm: CachedLLM) -> list
     A reply without a final program line gets one appended, so every kept trace ends with a
     program that can be parsed back out.
     """
-    replies = llm.complete([_program_prompt(p) for p in problems])
+    replies = llm.complete([_program_prompt(p) for p in problems], [p.diagram for p in problems])
     rows: list[dict[str, Any]] = []
     for p, reply in zip(problems, replies, strict=True):
         why = program_mismatch(p.program, reply)

@@ -28,6 +28,7 @@ from geosynth.mts._runner import RaySampler, ScriptRunner, make_runner
 from geosynth.mts._stats import DatasetStats, compute_stats
 from geosynth.mts._store import ShardStore, read_jsonl, stable_hash, write_json, write_jsonl
 from geosynth.mts._verify import pal_shard, verify_shard
+from geosynth.mts.errors import MTSConfigError
 
 if TYPE_CHECKING:
     from geotts import Sampler
@@ -104,13 +105,16 @@ class _Context:
 
 def _llm_identity(llm: CachedLLM) -> dict[str, Any]:
     c = llm.config
-    return {
+    identity: dict[str, Any] = {
         "model": c.model,
         "temperature": c.temperature,
         "top_p": c.top_p,
         "max_tokens": c.max_tokens,
         "seed": c.seed,
     }
+    if c.vision:  # only when set, so the stages of text-only runs keep their resume keys
+        identity["vision"] = True
+    return identity
 
 
 def _shard(ctx: _Context, index: int, shard: Sequence[SourceProblem]) -> dict[str, list[dict[str, Any]]]:
@@ -181,11 +185,25 @@ def _open_llm(config: MTSConfig, out: Path, sampler: Sampler | None) -> CachedLL
     """The cached LLM of a run; with ``use_ray`` an HTTP backend is called from Ray tasks."""
     if config.llm is None:
         return None
+    if config.llm.vision and config.images_dir is None:
+        raise MTSConfigError(
+            "the teacher reads images (llm vision: true) but no diagram folder is given (images_dir, --images)"
+        )
+    built = sampler is None
     if sampler is None:
         sampler = build_sampler(config.llm)  # also checks the backend and the key in the driver
         if config.use_ray and config.llm.backend == "openai":
+            close = getattr(sampler, "close", None)
+            if callable(close):
+                close()  # the Ray tasks build their own
             sampler = RaySampler(config.llm, config.jobs)
-    return CachedLLM(sampler, config.llm, config.llm.cache or out / "llm_cache.sqlite")
+    return CachedLLM(
+        sampler,
+        config.llm,
+        config.llm.cache or out / "llm_cache.sqlite",
+        images_dir=config.images_dir,
+        close_sampler=built,
+    )
 
 
 def _mixtures(out: Path, seed: int) -> dict[str, dict[str, int]]:
@@ -321,6 +339,7 @@ def run_mts(
             "computed_shards": ctx.computed,
             "reused_shards": ctx.reused,
             "llm_requests_sent": 0 if llm is None else llm.requests_sent,
+            "llm_requests_with_diagram": 0 if llm is None else llm.images_sent,
             "llm_cache_hits": 0 if llm is None else llm.cache_hits,
             "mixture_tokens": {k: v["tokens"] for k, v in mixtures.items()},
         },

@@ -232,8 +232,14 @@ class RaySampler:
 
 
 def _generate_part(config: LLMConfig, requests: list[GenerationRequest]) -> list[list[Completion]]:
-    """Body of a Ray LLM task: build the sampler here and answer the requests."""
-    return build_sampler(config).generate(requests)
+    """Body of a Ray LLM task: build the sampler here, answer the requests, close its connections."""
+    sampler = build_sampler(config)
+    try:
+        return sampler.generate(requests)
+    finally:
+        close = getattr(sampler, "close", None)
+        if callable(close):
+            close()
 
 
 def make_runner(*, jobs: int, timeout: float, use_ray: bool) -> LocalRunner | RayRunner:
