@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from geo_cli.pipeline.errors import PipelineConfigError
+from geotts.backends.vllm import VLLMEngineOptions
 
 __all__ = (
     "DataSettings",
@@ -181,6 +182,8 @@ class EvaluateSettings(_Model):
     """Server URL for ``openai``."""
     device: str = "cpu"
     """Torch device for ``transformers``."""
+    vllm: VLLMEngineOptions | None = None
+    """Engine settings of the ``vllm`` backend (``dtype``, ``max_model_len``, ``gpu_memory_utilization``)."""
     depth: Annotated[int, Field(ge=1)] = 10
     """D: candidates per trace type; budgets run 1..V x D (40 for the paper's V = 4, D = 10)."""
     order: tuple[Literal["program", "pal", "cot_program", "cot_pal"], ...] = (
@@ -213,6 +216,8 @@ class EvaluateSettings(_Model):
             raise ValueError(f"order lists a trace type twice: {list(self.order)}")
         if self.backend == "openai" and not self.base_url:
             raise ValueError("backend 'openai' needs base_url")
+        if self.vllm is not None and self.backend != "vllm":
+            raise ValueError(f"vllm engine settings apply to backend 'vllm' only, not {self.backend!r}")
         return self
 
 

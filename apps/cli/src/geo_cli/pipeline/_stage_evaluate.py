@@ -76,7 +76,7 @@ def _sampler(ctx: StageContext, settings: EvaluateSettings) -> Any:
     if settings.backend == "vllm":
         from geotts.backends.vllm import VLLMSampler
 
-        return VLLMSampler(path)
+        return VLLMSampler(path, options=settings.vllm)
     from geotts.backends.openai import OpenAICompatibleSampler
 
     assert settings.base_url is not None
