@@ -177,9 +177,12 @@ def _entries(path: Path, text: str) -> Iterator[tuple[str | None, object]]:
 
 def _record_id(path: Path, key: str | None, record: Mapping[str, Any], position: int) -> str:
     stored = record.get("id")
+    if isinstance(stored, int) and not isinstance(stored, bool):
+        stored = str(stored)  # an integer id reads as its decimal text
     if stored is not None and not isinstance(stored, str):
         raise DataError(
-            f"{path}: record #{position}: field 'id' must be a string, got {type(stored).__name__}"
+            f"{path}: record #{position}: field 'id' must be a string or an integer, "
+            f"got {type(stored).__name__}"
         )
     if key is None:
         if stored is None:

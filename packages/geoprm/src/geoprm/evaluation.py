@@ -21,7 +21,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from geoprm._prompts import policy_prompt
 from geoprm._scores import Aggregation, Verdict, choose, solution_score
@@ -84,7 +84,7 @@ class EvalProblem(_Frozen):
     """One problem's recorded pools."""
 
     id: str
-    """The problem's id."""
+    """The problem's id (an integer id in a JSON file reads as its decimal text)."""
     kind: str = "other"
     """The problem type (e.g. ``plane_geometry``, ``functions``, ``other``)."""
     answer: float | str
@@ -93,6 +93,11 @@ class EvalProblem(_Frozen):
     """Independent policy samples, in sampling order."""
     refined: tuple[EvalCandidate, ...] = ()
     """Refined-round solutions; ``refined[i]`` was generated from the critique of ``sampled[i]``."""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _integer_id(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
     @model_validator(mode="after")
     def _aligned(self) -> Self:

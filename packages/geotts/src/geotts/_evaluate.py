@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Self
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from geotts._aggregate import adaptive_beam_sc, cg_mte, mte, resolve_order, self_consistency
 from geotts._models import Decision, GeoTTSModel
@@ -33,7 +33,7 @@ class RecordedPool(GeoTTSModel):
     """One problem's recorded answers (a line of a pools JSONL file)."""
 
     id: str
-    """Problem identifier."""
+    """Problem identifier (an integer id in a JSON file reads as its decimal text)."""
     traces: dict[str, tuple[Num, ...]]
     """Ranked answers per trace type (null = failed execution)."""
     gold: float | None = None
@@ -42,6 +42,11 @@ class RecordedPool(GeoTTSModel):
     """Optional ranked answers of the unified model's beam search (for SC and the adaptive baselines)."""
     unified_patterns: tuple[str, ...] | None = None
     """Optional detected trace pattern of each unified candidate."""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _integer_id(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
     @model_validator(mode="after")
     def _check(self) -> Self:

@@ -64,6 +64,8 @@ def _entries(path: Path, text: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for position, (key, record) in enumerate(items):
         stored = record.get("id") if isinstance(record, dict) else None
+        if isinstance(stored, int) and not isinstance(stored, bool):
+            stored = str(stored)  # an integer id reads as its decimal text, as in geodsl.data
         out.append((key or (stored if isinstance(stored, str) else f"#{position}"), record))
     return out
 
