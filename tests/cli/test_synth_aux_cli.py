@@ -95,7 +95,8 @@ def test_aux_data_rejects_a_missing_file(tmp_path: Path) -> None:
     result = runner.invoke(
         aux_app, ["aux-data", "--from-file", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "o")]
     )
-    assert result.exit_code == 1 and "no such problem file" in result.output
+    assert result.exit_code == 1
+    assert result.output == f"error: problem file {tmp_path / 'nope.txt'} does not exist\n"
 
 
 def test_aux_data_mines_random_sequences_with_workers(tmp_path: Path) -> None:

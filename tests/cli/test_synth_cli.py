@@ -84,8 +84,11 @@ def test_options_become_the_config_the_pipeline_receives(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["synth", "mts", "MISSING.json", "--out", "o"], "cannot read dataset"),
-        (["synth", "mts", str(DATASET), "--out", "o", "--llm", "MISSING.yaml"], "cannot read LLM config"),
+        (["synth", "mts", "MISSING.json", "--out", "o"], "dataset file MISSING.json does not exist"),
+        (
+            ["synth", "mts", str(DATASET), "--out", "o", "--llm", "MISSING.yaml"],
+            "LLM config MISSING.yaml does not exist",
+        ),
         (["synth", "mts-stats", "."], "not an MTS output folder"),
     ],
 )

@@ -100,4 +100,5 @@ def test_tiny_model_then_export(tmp_path: Path) -> None:
     assert processor["video_processor"]["video_processor_type"] == "Qwen3VLVideoProcessor"
     assert (tmp_path / "exp" / "model.safetensors").is_file()
     result = runner.invoke(app, ["train", "export", str(tmp_path / "nothing"), "--out", str(tmp_path / "x")])
-    assert result.exit_code == 3 and "is not a folder" in " ".join(result.output.split())
+    assert result.exit_code == 1  # a missing input is a user error
+    assert result.output == f"error: export source {tmp_path / 'nothing'} does not exist\n"

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from geo_cli.pipeline import STAGES, available_presets, load_pipeline_config, stage_keys
+from geo_cli.pipeline import STAGES, available_presets, check_pipeline, load_pipeline_config, stage_keys
 from geo_cli.pipeline._state import StageState, write_state
 
 MakeConfig = Callable[..., Path]
@@ -24,8 +24,9 @@ def test_presets_are_shipped() -> None:
 @pytest.mark.parametrize("preset", available_presets())
 def test_every_preset_validates_and_states_its_hardware(cli: typer.Typer, preset: str) -> None:
     result = runner.invoke(cli, ["pipeline", "check", preset])
-    assert result.exit_code == 0, result.output
-    config, _ = load_pipeline_config(preset)
+    config, base = load_pipeline_config(preset)
+    runnable = check_pipeline(config, base).runnable_here
+    assert result.exit_code == (0 if runnable else 1), result.output  # 1: the run cannot start here
     out = " ".join(result.output.split())
     assert f"{preset}: config valid" in out
     assert " ".join(config.hardware.summary.split()) in out

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from geo_cli._errors import InputError
+
 #: Lines longer than this are rejected without being parsed (a program or a script is a few KB).
 MAX_LINE_BYTES = 1 << 20
 
@@ -31,6 +33,17 @@ class Line:
     def id(self) -> Any:
         """The record's ``id`` if it has one (None otherwise)."""
         return None if self.record is None else self.record.get("id")
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The record of a line that was read.
+
+        Raises:
+            ValueError: the line is not a record (the message says why).
+        """
+        if self.record is None:
+            raise ValueError(self.error or f"line {self.number} is not a record")
+        return self.record
 
 
 def _read_capped(stream: IO[bytes], limit: int) -> Iterator[tuple[bytes, int]]:
@@ -90,17 +103,58 @@ def read_lines(stream: IO[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterator[Li
         yield Line(number=number, record=value, error=None)
 
 
+def label(path: str, what: str = "input file") -> str:
+    """How messages name an input: ``standard input`` for ``-``, else ``<what> <path>``."""
+    return "standard input" if path == "-" else f"{what} {path}"
+
+
 @contextmanager
-def open_input(path: str) -> Generator[IO[bytes]]:
-    """Open ``path`` for binary reading; ``-`` is standard input."""
+def open_input(path: str, what: str = "input file") -> Generator[IO[bytes]]:
+    """Open ``path`` for binary reading; ``-`` is standard input.
+
+    Raises:
+        InputError: the file does not exist or is a directory (the message names it as ``what``).
+    """
     if path == "-":
         yield sys.stdin.buffer
         return
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"input file {path!r} does not exist or is not a file")
+    if not p.exists():
+        raise InputError(f"{what} {path} does not exist")
+    if p.is_dir():
+        raise InputError(f"{what} {path} is a directory, not a file")
     with p.open("rb") as handle:
         yield handle
+
+
+def input_lines(path: str, what: str = "input file", *, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
+    """Every line of a JSON Lines input, as :func:`read_lines` reads them.
+
+    Raises:
+        InputError: the input cannot be opened, has no lines at all, or no line is a JSON object (after
+            the last line: each bad line has had its own error). Such an input does nothing, so it is
+            an error rather than an empty or all-error output.
+    """
+    count = records = 0
+    with open_input(path, what) as stream:
+        for line in read_lines(stream, limit=limit):
+            count += 1
+            records += line.record is not None
+            yield line
+    if not count:
+        raise InputError(f"{label(path, what)} is empty")
+    if not records:
+        raise InputError(f"{label(path, what)} holds no JSON object (on any of its {count} lines)")
+
+
+def record_id(value: object) -> object:
+    """A record's id as the string every reader uses: an integer id reads as its decimal text.
+
+    JSON files number their records as often as they name them, so ``"id": 7`` and ``"id": "7"`` are the
+    same record everywhere a command reads ids; other values are returned as they are (and rejected by
+    whoever needs a string).
+    """
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def emit(obj: dict[str, Any], out: IO[str] | None = None) -> None:

@@ -15,7 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from geo_cli._errors import guarded
-from geo_cli._jsonl import Line, emit, open_input, read_lines
+from geo_cli._inputs import text_file
+from geo_cli._jsonl import Line, emit, input_lines
 
 app = typer.Typer(help="Commands for the PGPS program language (geodsl).", no_args_is_help=True)
 
@@ -24,11 +25,11 @@ InputArg = Annotated[str, typer.Argument(help="JSON Lines file, or - for standar
 
 def _program_request(line: Line) -> tuple[str, list[str]]:
     """Validate an ``{"id", "program", "numbers"}`` record; raise ValueError naming the bad field."""
-    assert line.record is not None
-    program = line.record.get("program")
+    record = line.fields
+    program = record.get("program")
     if not isinstance(program, str):
         raise ValueError(f"line {line.number}: 'program' must be a string, got {type(program).__name__}")
-    numbers = line.record.get("numbers", [])
+    numbers = record.get("numbers", [])
     if not isinstance(numbers, list):
         raise ValueError(f"line {line.number}: 'numbers' must be a list, got {type(numbers).__name__}")
     out: list[str] = []
@@ -74,18 +75,16 @@ def _pal_one(line: Line) -> dict[str, Any]:
 @guarded
 def exec_(path: InputArg) -> None:
     """Execute programs: input lines {"id", "program", "numbers"}; output {"id", "answer", "error"}."""
-    with open_input(path) as stream:
-        for line in read_lines(stream):
-            emit(_exec_one(line))
+    for line in input_lines(path):
+        emit(_exec_one(line))
 
 
 @app.command("pal")
 @guarded
 def pal(path: InputArg) -> None:
     """Translate programs to PAL SymPy scripts: input as for exec; output {"id", "script", "error"}."""
-    with open_input(path) as stream:
-        for line in read_lines(stream):
-            emit(_pal_one(line))
+    for line in input_lines(path):
+        emit(_pal_one(line))
 
 
 def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
@@ -137,8 +136,8 @@ def run(
     from geodsl.sandbox import Sandbox, SandboxLimits
 
     limits = SandboxLimits(wall_seconds=timeout, cpu_seconds=timeout, memory_mb=memory_mb)
-    with open_input(path) as stream, Sandbox(workers=jobs, limits=limits) as sandbox:
-        for chunk in _chunks(read_lines(stream), 64):
+    with Sandbox(workers=jobs, limits=limits) as sandbox:
+        for chunk in _chunks(input_lines(path), 64):
             for out in _run_chunk(sandbox, chunk):
                 emit(out)
 
@@ -160,6 +159,8 @@ def check(
 
     from geodsl import data
 
+    if dataset is not None:
+        text_file(dataset, "dataset file")
     records = data.load_pgps(dataset) if dataset is not None else data.load_sample()
     report = data.check_dataset(records)
     console = Console()

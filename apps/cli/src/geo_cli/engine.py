@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from geo_cli._errors import EXIT_USER, fail, guarded
+from geo_cli._errors import EXIT_USER, InputError, fail, guarded, one_line
+from geo_cli._inputs import problem_lines, read_text, text_file
 
 if TYPE_CHECKING:
     from geosynth import Problem, SolveResult
@@ -49,10 +50,9 @@ def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[Solve
 def _solve_proving(path: Path, timeout: float, jobs: int, seed: int) -> Iterator[SolveResult]:
     """Proving problems in input order; a problem that does not parse yields an error result in its place."""
     from geosynth import GeoSynthError, SolveResult, parse_problem, solve_all
-    from geosynth._problem import read_problem_lines
 
     entries: list[tuple[str, Problem | str]] = []
-    for name, line in read_problem_lines(path):
+    for name, line in problem_lines(path):
         try:
             entries.append((name, parse_problem(line, name)))
         except GeoSynthError as err:
@@ -93,11 +93,15 @@ def solve(
     """
     from geosynth.calc import is_calc_source
 
-    if is_calc_source(file):
+    if file.is_dir():
+        if not is_calc_source(file):
+            raise InputError(
+                f"problem folder {file} holds no calculation records (*.json files with goal and conditions)"
+            )
+        results = _solve_calculations(file, timeout, jobs)
+    elif is_calc_source(text_file(file, "problem file")):
         results = _solve_calculations(file, timeout, jobs)
     else:
-        if not file.is_file():
-            fail(f"no such problem file: {file}", EXIT_USER)
         results = _solve_proving(file, timeout, jobs, seed)
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
@@ -138,7 +142,7 @@ def prove(
     try:
         parsed = parse_problem(problem)
     except ProblemSyntaxError as err:
-        fail(f"{type(err).__name__}: {err}", EXIT_USER)
+        fail(one_line(err), EXIT_USER)
     if parsed.goal is None:
         fail("the problem has no goal (add '? predicate points')", EXIT_USER)
     result, deduction = solve_one(parsed, seed=seed, time_limit=timeout)
@@ -165,10 +169,8 @@ def _read_proofs(path: Path) -> list[Proof]:
 
     from geosynth._replay import Proof
 
-    if not path.is_file():
-        fail(f"no such proofs file: {path}", EXIT_USER)
     proofs: list[Proof] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path, "proofs file").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -177,6 +179,8 @@ def _read_proofs(path: Path) -> list[Proof]:
             first = err.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "line"
             fail(f"{path}:{number}: not a proof ({where}: {first['msg']})", EXIT_USER)
+    if not proofs:
+        raise InputError(f"proofs file {path} holds no proofs (only blank lines)")
     return proofs
 
 
@@ -196,14 +200,13 @@ def check(
             report = replay(proof, seed=seed)
         except GeoSynthError as err:
             failed += 1
-            typer.echo(f"{proof.name}: failed: {type(err).__name__}: {err}")
+            typer.echo(f"{proof.name}: failed: {one_line(err)}")
             continue
-        if report.ok:
+        step = report.failed
+        if step is None:
             typer.echo(f"{proof.name}: ok ({len(proof.steps)} steps)")
         else:
             failed += 1
-            step = report.failed
-            assert step is not None
             typer.echo(f"{proof.name}: failed at step {step.number}: {step.reason}")
     if failed:
         raise typer.Exit(code=1)

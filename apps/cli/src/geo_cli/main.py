@@ -6,11 +6,15 @@ vllm) is imported inside the commands that need it, so ``geo --help`` stays fast
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from geo_cli import __version__
+from geo_cli._errors import report
 from geo_cli.dsl import app as dsl_app
 from geo_cli.engine import app as engine_app
 from geo_cli.pipeline_cmd import app as pipeline_app
@@ -19,7 +23,43 @@ from geo_cli.synth import app as synth_app
 from geo_cli.train import app as train_app
 from geo_cli.tts import app as tts_app
 
+
+class _Root(TyperGroup):
+    """The ``geo`` group: a usage error prints as one ``error:`` line (Typer draws a box that wraps)."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the CLI; a usage error exits 2 as in click, printed as one line that never wraps."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.Abort:
+            report("aborted")
+            sys.exit(1)
+        except Exception as exc:
+            # click's ClickException, or the copy of click that Typer vendors: matched by name, as Typer does
+            if not any(cls.__name__ == "ClickException" for cls in type(exc).__mro__):
+                raise
+            exit_code = int(getattr(exc, "exit_code", 2))
+            if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
+                ctx = getattr(exc, "ctx", None)
+                path = getattr(ctx, "command_path", None)
+                hint = f" (see '{path} --help')" if path else ""
+                report(f"{getattr(exc, 'format_message', exc.__str__)()}{hint}")
+            sys.exit(exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_Root,
     name="geo",
     help="geo: plane-geometry problem solving with language models and symbolic engines.",
     no_args_is_help=True,

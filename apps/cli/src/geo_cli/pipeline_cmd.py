@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from geo_cli._errors import EXIT_RUNTIME, EXIT_USER, error_boundary, fail
+from geo_cli._errors import EXIT_RUNTIME, EXIT_USER, error_boundary, fail, one_line
 
 app = typer.Typer(
     help="Config-driven pipelines: data -> mts -> train -> evaluate -> report.", no_args_is_help=True
@@ -43,7 +43,10 @@ def _guarded(fn: Callable[P, R]) -> Callable[P, R]:
             with error_boundary():
                 return fn(*args, **kwargs)
         except PipelineError as exc:
-            fail(str(exc), EXIT_RUNTIME if isinstance(exc, StageFailedError) else EXIT_USER)
+            fail(
+                one_line(exc, with_type=False),
+                EXIT_RUNTIME if isinstance(exc, StageFailedError) else EXIT_USER,
+            )
 
     return wrapper
 
@@ -66,7 +69,7 @@ class _RichEvents:
         text = f"[bold]{name}[/]: [{colour.get(action, 'white')}]{action}[/]" + (
             f" ({detail})" if detail else ""
         )
-        self.bars.console.print(text, highlight=False)
+        self.bars.console.print(text, highlight=False, soft_wrap=True)
 
     def progress(self, name: str, done: int, total: int, what: str) -> None:
         key = (name, what)
@@ -96,7 +99,10 @@ def run(
         with Progress(*columns, console=console, transient=False) as progress:
             outcomes = run_pipeline(cfg, base, folder, start=start, until=until, events=_RichEvents(progress))
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: finished work is kept; run the same command again to resume")
+        console.print(
+            "[yellow]interrupted[/]: finished work is kept; run the same command again to resume",
+            soft_wrap=True,
+        )
         raise typer.Exit(code=130) from None
     table = Table(title=f"pipeline {cfg.name} in {folder}")
     for column in ("stage", "action", "seconds", "detail"):
@@ -106,7 +112,7 @@ def run(
     console.print(table)
     report = folder / "report" / "index.html"
     if report.is_file():
-        console.print(f"report: {report}", highlight=False)
+        console.print(f"report: {report}", highlight=False, soft_wrap=True)
 
 
 @app.command("status")
@@ -128,12 +134,15 @@ def status(config: ConfigArg, workdir: WorkdirOpt = None) -> None:
 @app.command("check")
 @_guarded
 def check(config: ConfigArg) -> None:
-    """Validate a config without running it; say what hardware it needs and which stages can run here."""
+    """Validate a config without running it; say what hardware it needs and which stages can run here.
+
+    Exits 0 when the run can start here, 1 when it cannot (or the config is invalid).
+    """
     from geo_cli.pipeline import check_pipeline, load_pipeline_config
 
     cfg, base = load_pipeline_config(config)
     report = check_pipeline(cfg, base)
-    console = Console(file=sys.stdout)
+    console = Console(file=sys.stdout, soft_wrap=True)
     console.print(f"[bold]{cfg.name}[/]: config valid", highlight=False)
     console.print(
         f"needs: {report.hardware} ({report.gpus_needed} GPUs; {report.gpus_here} here)", highlight=False
@@ -144,3 +153,5 @@ def check(config: ConfigArg) -> None:
         console.print(f"  missing input: {path}", highlight=False)
     verdict = "runnable here" if report.runnable_here else "not runnable here as is"
     console.print(f"{verdict}", highlight=False)
+    if not report.runnable_here:
+        raise typer.Exit(code=EXIT_USER)

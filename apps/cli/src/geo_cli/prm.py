@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from geo_cli._errors import err_console, fail, guarded
-from geo_cli._jsonl import Line, emit, open_input, read_lines
+from geo_cli._errors import fail, guarded, report
+from geo_cli._inputs import read_text
+from geo_cli._jsonl import Line, emit, input_lines, record_id
 from geo_cli.tts import BackendSpec, build_sampler
 
 if TYPE_CHECKING:
@@ -57,10 +58,10 @@ def _steps(line: Line) -> tuple[str, ...] | None:
     """The solution's steps: given as ``steps``, or split from ``solution``; None when neither is there."""
     from geoprm import split_steps
 
-    assert line.record is not None
-    if "steps" in line.record:
-        return _texts(line.record["steps"], f"line {line.number}: 'steps'")
-    solution = line.record.get("solution")
+    record = line.fields
+    if "steps" in record:
+        return _texts(record["steps"], f"line {line.number}: 'steps'")
+    solution = record.get("solution")
     return split_steps(solution).steps if isinstance(solution, str) else None
 
 
@@ -68,8 +69,8 @@ def _request(line: Line, base: Path) -> StepScoreRequest:
     """The judged solution of a record (question, images, steps); ValueError names the line and the field."""
     from geotts import StepScoreRequest
 
-    assert line.record is not None
-    question, where = line.record.get("question"), f"line {line.number}"
+    record = line.fields
+    question, where = record.get("question"), f"line {line.number}"
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"{where}: 'question' must be a non-empty string")
     steps = _steps(line)
@@ -77,7 +78,7 @@ def _request(line: Line, base: Path) -> StepScoreRequest:
         raise ValueError(f"{where}: give 'steps' (a list of strings) or 'solution' (a string)")
     if not steps:
         raise ValueError(f"{where}: the solution has no steps")
-    images = tuple(base / p for p in _texts(line.record.get("images", []), f"{where}: 'images'"))
+    images = tuple(base / p for p in _texts(record.get("images", []), f"{where}: 'images'"))
     missing = [str(p) for p in images if not p.is_file()]
     if missing:
         raise ValueError(f"{where}: image files not found: {missing}")
@@ -201,10 +202,9 @@ def critique(
         ]
 
     base, batch = _base(path), _Batch(call, critic.get)
-    with open_input(path) as stream:
-        for chunk in _chunks(read_lines(stream), batch_size):
-            for out in batch.run(chunk, lambda line: _request(line, base)):
-                emit(out)
+    for chunk in _chunks(input_lines(path), batch_size):
+        for out in batch.run(chunk, lambda line: _request(line, base)):
+            emit(out)
     if batch.failed:
         raise typer.Exit(code=1)
 
@@ -213,8 +213,7 @@ def critique(
 
 
 def _critique_text(line: Line) -> str:
-    assert line.record is not None
-    text = line.record.get("critique")
+    text = line.fields.get("critique")
     if not isinstance(text, str):
         raise ValueError(f"line {line.number}: 'critique' must be a string, got {type(text).__name__}")
     return text
@@ -224,13 +223,12 @@ def _score_offline(line: Line, strict: bool) -> dict[str, Any]:
     """Score one critique without a model: parse it and use its recorded verdict log-probs, if any."""
     from geoprm import VerdictLogprobs, parse_critique, score_critique
 
-    assert line.record is not None
     text = _critique_text(line)
     steps = _steps(line)
     if strict:
         parse_critique(text)  # raises CritiqueParseError naming the first deviating line
     parsed = parse_critique(text, strict=False)
-    raw = line.record.get("logprobs", [])
+    raw = line.fields.get("logprobs", [])
     if not isinstance(raw, list):
         raise ValueError(f"line {line.number}: 'logprobs' must be a list of {{step, top_logprobs}} objects")
     entries: list[VerdictLogprobs] = []
@@ -269,29 +267,31 @@ def score(
     from geoprm import parse_critique
 
     base = _base(path)
-    critic = None if model is None else _Critic(model, device, batch_size)
 
-    def forced(work: list[tuple[StepScoreRequest, str]]) -> list[dict[str, Any]]:
-        assert critic is not None
-        scored = critic.get().score_critiques([r for r, _ in work], [t for _, t in work])
-        return [
-            _judgement_json(parse_critique(t, strict=False), s)
-            for (_, t), s in zip(work, scored, strict=True)
-        ]
+    def offline(line: Line) -> Any:
+        return _score_offline(line, strict)
 
-    def prepare(line: Line) -> Any:
-        if critic is None:
-            return _score_offline(line, strict)
-        text = _critique_text(line)
-        if strict:
-            parse_critique(text)
-        return _request(line, base), text
+    batch, prepare = _Batch(lambda done: done), offline
+    if model is not None:
+        critic = _Critic(model, device, batch_size)
 
-    batch = _Batch(forced, critic.get) if critic is not None else _Batch(lambda done: done)
-    with open_input(path) as stream:
-        for chunk in _chunks(read_lines(stream), batch_size):
-            for out in batch.run(chunk, prepare):
-                emit(out)
+        def forced(work: list[tuple[StepScoreRequest, str]]) -> list[dict[str, Any]]:
+            scored = critic.get().score_critiques([r for r, _ in work], [t for _, t in work])
+            return [
+                _judgement_json(parse_critique(t, strict=False), s)
+                for (_, t), s in zip(work, scored, strict=True)
+            ]
+
+        def teacher_forced(line: Line) -> Any:
+            text = _critique_text(line)
+            if strict:
+                parse_critique(text)
+            return _request(line, base), text
+
+        batch, prepare = _Batch(forced, critic.get), teacher_forced
+    for chunk in _chunks(input_lines(path), batch_size):
+        for out in batch.run(chunk, prepare):
+            emit(out)
     if batch.failed:
         raise typer.Exit(code=1)
 
@@ -356,7 +356,7 @@ def _load_build_config(path: Path) -> BuildDataConfig:
     import yaml
 
     try:
-        return BuildDataConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return BuildDataConfig.model_validate(yaml.safe_load(read_text(path, "config file")))
     except yaml.YAMLError as exc:
         fail(f"{path}: not valid YAML/JSON: {' '.join(str(exc).split())}")
     except ValidationError as exc:
@@ -366,17 +366,17 @@ def _load_build_config(path: Path) -> BuildDataConfig:
 
 def _solution_lines(path: Path) -> Iterator[tuple[int, str, str, str | None]]:
     """(line number, problem id, solution, item id) of each line of a solutions file; a bad line stops the run."""
-    with open_input(str(path)) as stream:
-        for line in read_lines(stream):
-            rec = line.record
-            if rec is None:
-                fail(f"{path}: {line.error}")
-            problem, solution, item_id = rec.get("problem"), rec.get("solution"), rec.get("id")
-            if not isinstance(problem, str) or not isinstance(solution, str):
-                fail(
-                    f"{path}: line {line.number}: needs a string 'problem' (a record id) and a string 'solution'"
-                )
-            yield line.number, problem, solution, None if item_id is None else str(item_id)
+    for line in input_lines(str(path), "solutions file"):
+        rec = line.record
+        if rec is None:
+            fail(f"{path}: {line.error}")
+        problem, solution, item_id = record_id(rec.get("problem")), rec.get("solution"), rec.get("id")
+        if not isinstance(problem, str) or not isinstance(solution, str):
+            fail(
+                f"{path}: line {line.number}: needs a 'problem' (a record id: a string or an integer) "
+                "and a string 'solution'"
+            )
+        yield line.number, problem, solution, None if item_id is None else str(item_id)
 
 
 def _pgps_items(src: ItemsSource, base: Path) -> list[PRMItem]:
@@ -508,24 +508,21 @@ def build_data(config: Annotated[Path, typer.Argument(help="Build configuration 
 
 def _load_runs(path: Path) -> tuple[list[EvalProblem], int]:
     """The recorded problems of a runs file, and how many lines could not be read (reported on stderr)."""
-    from rich.markup import escape
-
     from geoprm.evaluation import EvalProblem
 
     problems: list[EvalProblem] = []
     bad = 0
-    with open_input(str(path)) as stream:
-        for line in read_lines(stream):
-            error = line.error
-            if line.record is not None:
-                try:
-                    problems.append(EvalProblem.model_validate_json(json.dumps(line.record)))
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    error = f"line {line.number}: {'.'.join(map(str, first['loc']))}: {first['msg']}"
-            if error is not None:
-                err_console.print(f"[bold red]error:[/] {escape(f'{path}: {error}')}", highlight=False)
-                bad += 1
+    for line in input_lines(str(path), "runs file"):
+        error = line.error
+        if line.record is not None:
+            try:
+                problems.append(EvalProblem.model_validate_json(json.dumps(line.record)))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                error = f"line {line.number}: {'.'.join(map(str, first['loc']))}: {first['msg']}"
+        if error is not None:
+            report(f"{path}: {error}")
+            bad += 1
     return problems, bad
 
 

@@ -12,17 +12,20 @@ import json
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from geo_cli._errors import EXIT_USER, err_console, fail, guarded
+from geo_cli._errors import EXIT_USER, InputError, err_console, fail, guarded, one_line, validation_summary
+from geo_cli._inputs import folder as input_folder
+from geo_cli._inputs import read_text, text_file
 from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
     from geosynth.mts import MTSRun
+    from geosynth.synth import SynthRecord
 
 app = typer.Typer(help="Commands for the formal engine and data synthesis (geosynth).", no_args_is_help=True)
 
@@ -48,7 +51,7 @@ def _report(run: MTSRun) -> None:
     if run.cot_skipped:
         err_console.print(
             "[yellow]CoT-PAL and CoT-Program traces were skipped: no LLM configured (pass --llm "
-            "CONFIG). Program and PAL traces were produced.[/]"
+            "CONFIG, or --teacher template). Program and PAL traces were produced.[/]"
         )
     else:
         by_pass = ", ".join(f"pass {k}: {v}" for k, v in s.cot_pal_by_pass.items()) or "none"
@@ -74,6 +77,13 @@ def mts(
     llm: Annotated[
         Path | None, typer.Option("--llm", help="LLM config (JSON/YAML) for the CoT traces.")
     ] = None,
+    teacher: Annotated[
+        Literal["template"] | None,
+        typer.Option(
+            "--teacher",
+            help="'template': geosynth's template teacher writes the CoT traces, no LLM (instead of --llm).",
+        ),
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Sandbox workers.")] = 2,
     images: Annotated[Path | None, typer.Option("--images", help="Folder with the diagrams to copy.")] = None,
     ray: Annotated[
@@ -92,8 +102,14 @@ def mts(
     ] = True,
 ) -> None:
     """Synthesize verified multi-trace data and PA training records from a PGPS-format dataset."""
-    from geosynth.mts import MTSConfig, MTSConfigError, MTSInputError, load_llm_config, run_mts
+    from geosynth.mts import LLMConfig, MTSConfig, MTSConfigError, MTSInputError, load_llm_config, run_mts
 
+    if teacher is not None and llm is not None:
+        fail(f"--teacher {teacher} and --llm both name the CoT teacher: pass one of them", EXIT_USER)
+
+    text_file(dataset, "dataset file")
+    if images is not None:
+        input_folder(images, "diagram folder")
     try:
         config = MTSConfig(
             jobs=jobs,
@@ -103,12 +119,14 @@ def mts(
             mixtures=mixtures,
             images_dir=images,
             use_ray=ray,
-            llm=None if llm is None else load_llm_config(llm),
+            llm=None if llm is None else load_llm_config(text_file(llm, "LLM config")),
         )
+        if teacher == "template":
+            config = config.model_copy(update={"llm": LLMConfig.model_validate({"backend": "template"})})
         with stage_progress(err_console) as progress:
             run = run_mts(dataset, out, config, progress=progress)
     except (MTSConfigError, MTSInputError) as exc:
-        fail(f"{type(exc).__name__}: {exc}", EXIT_USER)
+        fail(one_line(exc), EXIT_USER)
     _report(run)
 
 
@@ -123,12 +141,12 @@ def mts_stats(
     ] = False,
 ) -> None:
     """Print dataset statistics (ReTTS-PGPS, Table 6) of MTS output folders."""
-    from geosynth.mts import MTSInputError, compute_stats, format_stats_table
+    from geosynth.mts import MTSInputError, compute_stats, format_stats_table, format_trace_table
 
     try:
-        stats = [compute_stats(f) for f in folders]
+        stats = [compute_stats(input_folder(f, "MTS output folder")) for f in folders]
     except MTSInputError as exc:
-        fail(str(exc), EXIT_USER)
+        fail(one_line(exc, with_type=False), EXIT_USER)
     if as_json:
         for s in stats:
             typer.echo(json.dumps(s.model_dump(mode="json"), sort_keys=True))
@@ -138,6 +156,11 @@ def mts_stats(
     for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
+    header, *rows = format_trace_table(stats)
+    per_type = Table(*header, title="Per trace type")
+    for row in rows:
+        per_type.add_row(*row)
+    Console(width=200).print(per_type)
 
 
 @contextmanager
@@ -148,7 +171,7 @@ def _user_errors() -> Generator[None]:
     try:
         yield
     except (DatasetError, SynthConfigError, SynthUnavailableError) as exc:
-        fail(f"{type(exc).__name__}: {exc}", EXIT_USER)
+        fail(one_line(exc), EXIT_USER)
 
 
 @app.command("generate")
@@ -178,6 +201,8 @@ def generate(
 
     if task not in ("calculation", "proving"):
         fail(f"--task must be calculation or proving, got {task!r}")
+    if config.endswith((".yaml", ".yml")):
+        text_file(Path(config), "synthesis config")
     with _user_errors(), stage_progress(err_console) as progress:
         settings = load_config(config)
         made, failed = write_dataset(
@@ -210,21 +235,14 @@ def render(
     """Draw the diagram of every synthesized record (needs the render extra)."""
     from geosynth._problem import parse_problem
     from geosynth._realise import Diagram
-    from geosynth.synth import SynthRecord, read_records
+    from geosynth.synth import read_records
     from geosynth.synth._render import render_diagram, require_renderer
 
     with _user_errors():
         require_renderer()
-        if records.is_dir():
-            items = read_records(records)
-        else:
-            lines = records.read_text(encoding="utf-8").splitlines()
-            try:
-                items = [
-                    SynthRecord.model_validate_json(line, strict=False) for line in lines if line.strip()
-                ]
-            except ValueError as exc:
-                fail(f"{records} is not a JSONL file of synthesized records: {exc}")
+        items = read_records(records) if records.is_dir() else _records_file(records)
+    if not items:
+        raise InputError(f"dataset folder {records} holds no records")
     out.mkdir(parents=True, exist_ok=True)
     for record in items:
         diagram = Diagram(points={p.name: (p.x, p.y) for p in record.points}, attempts=1)
@@ -237,6 +255,28 @@ def render(
             statements=(record.goal, *record.givens),
         )
     typer.echo(f"{len(items)} diagrams written to {out}")
+
+
+def _records_file(path: Path) -> list[SynthRecord]:
+    """The synthesized records of a JSONL file; a line of another kind stops with its line number."""
+    from pydantic import ValidationError
+
+    from geosynth.synth import SynthRecord
+
+    items: list[SynthRecord] = []
+    for number, line in enumerate(read_text(path, "records file").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(SynthRecord.model_validate_json(line, strict=False))
+        except ValidationError as exc:
+            raise InputError(
+                f"records file {path} line {number} is not a synthesized record "
+                f"(from `geo synth generate`): {validation_summary(exc)}"
+            ) from None
+    if not items:
+        raise InputError(f"records file {path} holds no records (only blank lines)")
+    return items
 
 
 @app.command("stats")
@@ -253,7 +293,7 @@ def stats(
     from geosynth.synth import dataset_stats
 
     with _user_errors():
-        result = dataset_stats(folder, recheck=recheck, jobs=jobs)
+        result = dataset_stats(input_folder(folder, "dataset folder"), recheck=recheck, jobs=jobs)
     (folder / "stats.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if as_json:
         typer.echo(result.model_dump_json())

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from geo_cli._errors import EXIT_USER, err_console, fail, guarded
+from geo_cli._errors import EXIT_USER, InputError, err_console, fail, guarded, one_line, report
+from geo_cli._inputs import problem_lines
 from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
@@ -32,25 +33,40 @@ def _group() -> None:
     """Group callback: lets the sub-app exist (and show --help) before its first command."""
 
 
-def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> list[AuxExample]:
-    from geosynth import GeoSynthError, load_problems, proof_steps, solve_one
+def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> tuple[list[AuxExample], str]:
+    """The examples split off the problems of ``path``, and what became of the others.
+
+    A problem that does not parse, has no goal or makes the engine fail is reported on stderr (one line
+    each) and the rest go on; when no problem could be used at all the command fails.
+    """
+    from geosynth import GeoSynthError, parse_problem, proof_steps, solve_one
     from geosynth.synth._aux import split_auxiliary
 
+    lines = problem_lines(path)
     examples: list[AuxExample] = []
-    for problem in load_problems(path):
-        if problem.goal is None:
-            continue
+    failed = unproved = 0
+    for name, line in lines:
         try:
+            problem = parse_problem(line, name)
+            if problem.goal is None:
+                raise InputError("it has no goal (add '? predicate points')")
             result, deduction = solve_one(problem, seed=seed, time_limit=time_limit)
-        except GeoSynthError:
-            continue
-        if result.solved:
+            if not result.solved:
+                unproved += 1
+                continue
             example = split_auxiliary(
                 problem, proof_steps(problem, deduction), seed=seed, time_limit=time_limit, strict=strict
             )
-            if example is not None:
-                examples.append(example)
-    return examples
+        except (GeoSynthError, InputError) as err:
+            report(f"problem file {path}: problem {name!r}: {one_line(err)}")
+            failed += 1
+            continue
+        if example is not None:
+            examples.append(example)
+    if failed == len(lines):
+        fail(f"problem file {path}: none of its {failed} problems could be used (see above)", EXIT_USER)
+    note = f"{len(lines)} problems: {unproved} not proved in {time_limit:g}s, {failed} failed"
+    return examples, note
 
 
 @app.command("aux-data")
@@ -91,10 +107,9 @@ def aux_data(
     from geosynth.synth._aux_random import AuxGenConfig, write_aux_examples
     from geosynth.synth._aux_search import write_aux_records
 
+    note = ""
     if from_file is not None:
-        if not from_file.is_file():
-            fail(f"no such problem file: {from_file}", EXIT_USER)
-        examples = _split_file(from_file, seed, time_limit, strict)
+        examples, note = _split_file(from_file, seed, time_limit, strict)
         out.write_text("".join(f"{e.model_dump_json()}\n" for e in examples), encoding="utf-8")
     else:
         config = AuxGenConfig(check_time_limit=time_limit, max_sequences=max_sequences, strict=strict)
@@ -105,12 +120,12 @@ def aux_data(
                     progress=lambda done, total, found: update("mining", done, total, f"{found} examples"),
                 )  # fmt: skip
         except GeoSynthError as err:
-            fail(str(err), EXIT_USER)
+            fail(one_line(err, with_type=False), EXIT_USER)
     message = f"{len(examples)} examples -> {out}"
     if records is not None:
         count = write_aux_records(examples, records, stepwise=stepwise)
         message += f"; {count} chat records -> {records}"
-    typer.echo(message)
+    typer.echo(message + (f" (of {note})" if note else ""))
 
 
 def _proposer(backend: str, model: str | None, url: str | None, device: str) -> Sampler:
@@ -134,16 +149,19 @@ def _proposer(backend: str, model: str | None, url: str | None, device: str) -> 
 
 
 def _problems(problem: str | None, file: Path | None) -> list[Problem]:
-    from geosynth import load_problems, parse_problem
+    from geosynth import ProblemSyntaxError, parse_problem
 
-    if (problem is None) == (file is None):
+    if problem is not None and file is None:
+        return [parse_problem(problem)]
+    if file is None or problem is not None:
         fail("give either a PROBLEM line or --file", EXIT_USER)
-    if file is not None:
-        if not file.is_file():
-            fail(f"no such problem file: {file}", EXIT_USER)
-        return load_problems(file)
-    assert problem is not None
-    return [parse_problem(problem)]
+    problems: list[Problem] = []
+    for name, line in problem_lines(file):
+        try:
+            problems.append(parse_problem(line, name))
+        except ProblemSyntaxError as err:
+            raise InputError(f"problem file {file}: problem {name!r}: {one_line(err)}") from None
+    return problems
 
 
 @app.command("aux-search")

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 import typer
 
 from geo_cli._errors import guarded
+from geo_cli._inputs import folder as input_folder
+from geo_cli._inputs import text_file
 
 app = typer.Typer(help="Commands for fine-tuning of Qwen-VL-family models (geotrain).", no_args_is_help=True)
 
@@ -33,6 +35,8 @@ def _run(
 ) -> None:
     import geotrain
 
+    if config is not None:
+        text_file(config, "config file")
     cfg = geotrain.load_config(config, [*(overrides or []), f"task={task}"], base_preset=preset)
     result = geotrain.train(cfg, resume_from=True if resume else None)
     last = next((entry for entry in reversed(result.log_history) if "loss" in entry), {})
@@ -81,8 +85,8 @@ def export(
     """Merge adapters (if any) and write a model folder the geotts backends load."""
     import geotrain
 
-    folder = geotrain.export_model(source, out, base_model=base_model)
-    typer.echo(json.dumps({"out": str(folder)}))
+    written = geotrain.export_model(input_folder(source, "export source"), out, base_model=base_model)
+    typer.echo(json.dumps({"out": str(written)}))
 
 
 @app.command("tiny-model")

@@ -22,7 +22,8 @@ import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from geo_cli._errors import guarded
-from geo_cli._jsonl import Line, emit, open_input, read_lines
+from geo_cli._inputs import read_text, text_file
+from geo_cli._jsonl import Line, emit, input_lines, record_id
 
 if TYPE_CHECKING:
     from geodsl.sandbox import Sandbox
@@ -58,8 +59,7 @@ def _answers(value: Any, where: str) -> list[Hashable | None]:
 
 
 def _traces(line: Line) -> dict[str, list[Hashable | None]]:
-    assert line.record is not None
-    traces = line.record.get("traces")
+    traces = line.fields.get("traces")
     if not isinstance(traces, dict) or not traces:
         raise ValueError(f"line {line.number}: 'traces' must be a non-empty object of answer lists")
     return {str(t): _answers(a, f"line {line.number}: traces.{t}") for t, a in traces.items()}
@@ -69,17 +69,16 @@ def _run_pools(path: str, decide: Callable[[Line], Any]) -> None:
     import geotts
 
     failed = 0
-    with open_input(path) as stream:
-        for line in read_lines(stream):
-            if line.error is not None:
-                emit({"id": None, "error": line.error})
-                failed += 1
-                continue
-            try:
-                emit(decide(line).to_json(id=line.id))
-            except (geotts.StrategyConfigError, ValueError) as exc:
-                emit({"id": line.id, "error": " ".join(str(exc).split())})
-                failed += 1
+    for line in input_lines(path, "pools file"):
+        if line.error is not None:
+            emit({"id": None, "error": line.error})
+            failed += 1
+            continue
+        try:
+            emit(decide(line).to_json(id=line.id))
+        except (geotts.StrategyConfigError, ValueError) as exc:
+            emit({"id": line.id, "error": " ".join(str(exc).split())})
+            failed += 1
     if failed:
         raise typer.Exit(code=1)
 
@@ -124,13 +123,13 @@ def sc(
     import geotts
 
     def decide(line: Line) -> Any:
-        assert line.record is not None
+        record = line.fields
         if trace not in (None, "unified"):
             answers = _traces(line).get(trace)
             if answers is None:
                 raise ValueError(f"line {line.number}: pool has no trace type {trace!r}")
-        elif "unified" in line.record:
-            answers = _answers(line.record["unified"], f"line {line.number}: unified")
+        elif "unified" in record:
+            answers = _answers(record["unified"], f"line {line.number}: unified")
         else:
             traces = _traces(line)
             if len(traces) != 1 or trace == "unified":
@@ -193,7 +192,7 @@ def _load_config(path: Path) -> RunConfig:
     from geotts import StrategyConfigError
 
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_text(path, "config file"))
         return RunConfig.model_validate(raw)
     except yaml.YAMLError as exc:
         raise StrategyConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
@@ -340,29 +339,31 @@ def _numbers(rec: dict[str, Any], where: str) -> tuple[str, ...]:
 def _problems(path: Path) -> Iterator[_Item]:
     import geotts
 
-    with open_input(str(path)) as stream:
-        for line in read_lines(stream):
-            if line.record is None:
-                raise geotts.StrategyConfigError(f"{path}: {line.error}")
-            rec, where = line.record, f"{path}: line {line.number}"
-            if not isinstance(rec.get("id"), str | int) or not isinstance(rec.get("question"), str):
-                raise geotts.StrategyConfigError(f"{where}: needs a string 'id' and a string 'question'")
-            images = tuple(path.parent / str(p) for p in rec.get("images", []))
-            missing = [str(p) for p in images if not p.is_file()]
-            if missing:
-                raise geotts.StrategyConfigError(f"{where}: image files not found: {missing}")
-            try:
-                problem = geotts.Problem(
-                    id=str(rec.get("id")),
-                    question=str(rec.get("question", "")),
-                    images=images,
-                    metadata={"numbers": list(_numbers(rec, where))},
-                )
-            except ValidationError as exc:
-                raise geotts.StrategyConfigError(f"{where}: {exc.errors()[0]['msg']}") from exc
-            gold = rec.get("gold")
-            gold = gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
-            yield _Item(problem, gold)
+    for line in input_lines(str(path), "problems file"):
+        if line.record is None:
+            raise geotts.StrategyConfigError(f"{path}: {line.error}")
+        rec, where = line.record, f"{path}: line {line.number}"
+        problem_id = record_id(rec.get("id"))
+        if not isinstance(problem_id, str) or not isinstance(rec.get("question"), str):
+            raise geotts.StrategyConfigError(
+                f"{where}: needs an 'id' (a string or an integer) and a string 'question'"
+            )
+        images = tuple(path.parent / str(p) for p in rec.get("images", []))
+        missing = [str(p) for p in images if not p.is_file()]
+        if missing:
+            raise geotts.StrategyConfigError(f"{where}: image files not found: {missing}")
+        try:
+            problem = geotts.Problem(
+                id=problem_id,
+                question=str(rec.get("question", "")),
+                images=images,
+                metadata={"numbers": list(_numbers(rec, where))},
+            )
+        except ValidationError as exc:
+            raise geotts.StrategyConfigError(f"{where}: {exc.errors()[0]['msg']}") from exc
+        gold = rec.get("gold")
+        gold = gold if isinstance(gold, int | float) and not isinstance(gold, bool) else None
+        yield _Item(problem, gold)
 
 
 @app.command("run")
@@ -427,5 +428,6 @@ def report(
         ds = None if depths is None else [int(x) for x in depths.split(",") if x.strip()]
     except ValueError as exc:
         raise StrategyConfigError(f"--depths must be comma-separated integers, got {depths!r}") from exc
-    files = write_report(evaluate(load_pools(pools), depths=ds, order=_order(order)), out)
+    pools_in = load_pools(text_file(pools, "pools file"))
+    files = write_report(evaluate(pools_in, depths=ds, order=_order(order)), out)
     typer.echo(json.dumps({"written": [str(f) for f in files]}))

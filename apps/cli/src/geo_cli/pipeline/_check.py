@@ -21,7 +21,8 @@ class StageCheck(BaseModel):
     name: str
     """The stage."""
     state: str
-    """``ready``, ``disabled``, ``not available`` or ``blocked`` (an upstream stage is not available)."""
+    """``ready``, ``disabled``, ``not available`` (a module, a generator or an input file is missing here)
+    or ``blocked`` (an upstream stage is not available)."""
     detail: str = ""
     """Why a stage is not available."""
 
@@ -64,19 +65,24 @@ def _gpus() -> int:
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-def _inputs(config: PipelineConfig, base: Path) -> list[str]:
-    named: list[str] = []
+def _inputs(config: PipelineConfig, base: Path) -> dict[str, dict[str, str]]:
+    """The input files and folders named by the config that do not exist here, by the stage reading them.
+
+    Each maps the path as the config writes it to the path it resolves to.
+    """
+    named: dict[str, list[str]] = {"data": [], "train": []}
     for spec in (config.data.train, config.data.test):
         if spec is not None:
-            named += [p for p in (spec.path, spec.images_dir) if p]
+            named["data"] += [p for p in (spec.path, spec.images_dir) if p]
     if config.train is not None and config.train.records is not None:
-        named.append(config.train.records)
-    missing: list[str] = []
-    for value in dict.fromkeys(named):
-        path = Path(value).expanduser()
-        path = path if path.is_absolute() else base / path
-        if not path.exists():
-            missing.append(str(path))
+        named["train"].append(config.train.records)
+    missing: dict[str, dict[str, str]] = {}
+    for stage, values in named.items():
+        for value in dict.fromkeys(values):
+            path = Path(value).expanduser()
+            path = path if path.is_absolute() else base / path
+            if not path.exists():
+                missing.setdefault(stage, {})[value] = str(path)
     return missing
 
 
@@ -98,12 +104,18 @@ def check_pipeline(
         validate_nested(config)
     checks: list[StageCheck] = []
     blocked: set[str] = set()
+    missing = _inputs(config, base)
     for spec in table:
         if not spec.enabled(config):
             checks.append(StageCheck(name=spec.name, state="disabled"))
             continue
         waiting = [u for u in spec.upstream(config) if u in blocked]
-        reason = _unavailable(spec, config)
+        absent = list(missing.get(spec.name, {}))
+        reasons = [
+            _unavailable(spec, config),
+            f"inputs missing here: {', '.join(absent)}" if absent else None,
+        ]
+        reason = "; ".join(r for r in reasons if r) or None
         if waiting:
             blocked.add(spec.name)
             checks.append(StageCheck(name=spec.name, state="blocked", detail=f"needs {', '.join(waiting)}"
@@ -115,7 +127,7 @@ def check_pipeline(
             checks.append(StageCheck(name=spec.name, state="ready"))
     return CheckReport(
         name=config.name, hardware=config.hardware.summary, gpus_needed=config.hardware.gpus, gpus_here=_gpus(),
-        stages=tuple(checks), missing_inputs=tuple(_inputs(config, base)),
+        stages=tuple(checks), missing_inputs=tuple(p for paths in missing.values() for p in paths.values()),
     )  # fmt: skip
 
 

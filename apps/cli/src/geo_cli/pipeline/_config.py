@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from geo_cli._errors import InputError
+from geo_cli._inputs import read_text
 from geo_cli.pipeline.errors import PipelineConfigError
 from geotts.backends.vllm import VLLMEngineOptions
 
@@ -309,14 +311,15 @@ def load_pipeline_config(source: str | Path) -> tuple[PipelineConfig, Path]:
 
     path = Path(source)
     base = path.parent.resolve()
-    if not path.is_file():
-        if path.suffix in (".yaml", ".yml") or "/" in str(source):
-            raise PipelineConfigError(f"config file {path} does not exist")
+    named = path.suffix not in (".yaml", ".yml") and "/" not in str(source)
+    if named and not path.is_file() and (not path.exists() or str(source) in available_presets()):
         path, base = preset_path(str(source)), Path.cwd()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise PipelineConfigError(f"{path}: cannot read YAML: {exc}") from exc
+        raw = yaml.safe_load(read_text(path, "config file"))
+    except InputError as exc:
+        raise PipelineConfigError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        raise PipelineConfigError(f"{path}: cannot read YAML: {' '.join(str(exc).split())}") from exc
     if not isinstance(raw, dict):
         raise PipelineConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     try:

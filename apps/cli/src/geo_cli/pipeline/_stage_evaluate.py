@@ -79,7 +79,8 @@ def _sampler(ctx: StageContext, settings: EvaluateSettings) -> Any:
         return VLLMSampler(path, options=settings.vllm)
     from geotts.backends.openai import OpenAICompatibleSampler
 
-    assert settings.base_url is not None
+    if settings.base_url is None:
+        raise PipelineConfigError("evaluate: backend 'openai' needs base_url")
     return OpenAICompatibleSampler(settings.base_url, path)
 
 
@@ -211,7 +212,8 @@ def _refined(ctx: StageContext, records: Sequence[PGPSRecord], images: Path, sam
     from geotts import Problem, RefinedBestOfN, RefinedBestOfNConfig, SamplingParams
 
     s = ctx.config.evaluate
-    assert s.prm is not None
+    if s.prm is None:
+        raise PipelineConfigError("evaluate: refined best-of-N needs the prm section")
     critic = TransformersCritic.from_pretrained(
         _model_path(ctx, s.prm.model, "prm_model"), device=s.device, max_new_tokens=s.prm.max_critique_tokens
     )

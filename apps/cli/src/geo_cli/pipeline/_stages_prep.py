@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from geo_cli.pipeline._config import TINY_PREFIX, DatasetSpec, PipelineConfig
+from geo_cli.pipeline._config import TINY_PREFIX, DatasetSpec, PipelineConfig, TrainSettings
 from geo_cli.pipeline._context import StageContext, captured_output
 from geo_cli.pipeline._diagram import draw_schematic
 from geo_cli.pipeline._state import atomic_write_text, file_digest
@@ -121,7 +121,8 @@ def _records(spec: DatasetSpec, base: Path) -> list[PGPSRecord]:
     if spec.source == "bundled_sample":
         records = load_sample()
     else:
-        assert spec.path is not None
+        if spec.path is None:
+            raise PipelineConfigError("data: source 'pgps_file' needs path")
         path = _resolve(base, spec.path)
         if not path.is_file():
             raise PipelineConfigError(f"data: PGPS file {path} does not exist")
@@ -145,14 +146,14 @@ def _raw(record: PGPSRecord) -> dict[str, Any]:
     return out
 
 
-def _image(record: PGPSRecord, images_dir: Path | None, out: Path, draw: bool) -> str:
-    assert record.diagram is not None
-    target = out / record.diagram
+def _image(record: PGPSRecord, diagram: str, images_dir: Path | None, out: Path, draw: bool) -> str:
+    """Put the record's diagram (file name ``diagram``) into ``out``; say how it got there."""
+    target = out / diagram
     if target.is_file():
         return "present"
-    if images_dir is not None and (images_dir / record.diagram).is_file():
+    if images_dir is not None and (images_dir / diagram).is_file():
         partial = target.with_name(f".{target.name}.tmp")
-        shutil.copy2(images_dir / record.diagram, partial)
+        shutil.copy2(images_dir / diagram, partial)
         os.replace(partial, target)
         return "copied"
     if draw:
@@ -177,7 +178,7 @@ def run_data(ctx: StageContext) -> dict[str, Any]:
         counts: dict[str, int] = {}
         for i, rec in enumerate(records, start=1):
             if rec.diagram is not None:
-                how = _image(rec, source, images, ctx.config.data.draw_missing_diagrams)
+                how = _image(rec, rec.diagram, source, images, ctx.config.data.draw_missing_diagrams)
                 counts[how] = counts.get(how, 0) + 1
             ctx.events.progress("data", i, len(records), f"{split} diagrams")
         body = json.dumps({r.id: _raw(r) for r in records}, indent=1, ensure_ascii=False)
@@ -216,9 +217,19 @@ def _family(base_model: str, settings: dict[str, Any]) -> str | None:
     return family if isinstance(family, str) else None
 
 
+def _train(ctx: StageContext) -> TrainSettings:
+    """The train section of a config whose train stage runs.
+
+    Raises:
+        PipelineConfigError: the config has none (the stage table runs train only when it has one).
+    """
+    if ctx.config.train is None:
+        raise PipelineConfigError("train: the config has no train section")
+    return ctx.config.train
+
+
 def _records_file(ctx: StageContext) -> tuple[Path, str]:
-    train = ctx.config.train
-    assert train is not None
+    train = _train(ctx)
     if train.records is not None:
         return _resolve(ctx.base, train.records), train.records_kind
     source = ctx.upstream["mts"] / "mixtures" / f"{train.mixture}.jsonl"
@@ -247,8 +258,7 @@ def _records_file(ctx: StageContext) -> tuple[Path, str]:
 def _run_config(ctx: StageContext) -> Any:
     import geotrain
 
-    train = ctx.config.train
-    assert train is not None
+    train = _train(ctx)
     family = _family(train.base_model, train.settings)
     model_path = train.base_model
     if train.base_model.startswith(TINY_PREFIX):
@@ -284,8 +294,9 @@ def _progress_callback(ctx: StageContext) -> Any:
 def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
     import geotrain
 
-    launcher = ctx.config.train.launcher if ctx.config.train else None
-    assert launcher is not None and launcher.accelerate_config is not None
+    launcher = _train(ctx).launcher
+    if launcher.accelerate_config is None:
+        raise PipelineConfigError("train.launcher: the 'accelerate' launcher needs accelerate_config")
     import yaml
 
     run_yaml = ctx.folder / "geotrain.yaml"
@@ -312,8 +323,7 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     """Train with geotrain; a resumed stage continues from the latest checkpoint."""
     import geotrain
 
-    train = ctx.config.train
-    assert train is not None
+    train = _train(ctx)
     config = _run_config(ctx)
     resume = ctx.resumed and any((ctx.folder / "run").glob("checkpoint-*"))
     if train.launcher.kind == "accelerate":
