@@ -261,10 +261,11 @@ class _Machine:
         return sorted(syms, key=lambda s: (s.name[0] == "V", s.name))
 
     def add(self, index: int, step: Step) -> list[Solved]:
-        spec = OPERATORS[step.op]
-        assert spec.residual is not None
+        residual = OPERATORS[step.op].residual
+        if residual is None:
+            raise ExecutionError(f"step {index} ({step.op}) states no equation")
         values = [bind_operand(o, self.numbers) for o in step.operands]
-        expr = sympy.sympify(spec.residual(values, SYMPY_MATH))
+        expr = sympy.sympify(residual(values, SYMPY_MATH))
         self.pending.append(_Equation(index, step, expr, tuple(values)))
         solved: list[Solved] = []
         while True:

@@ -43,8 +43,10 @@ class _Equation:
         return [fn(env) for fn, _ in self.operands]
 
     def residual(self, env: Env) -> float:
-        assert self.spec.residual is not None
-        return float(self.spec.residual(self.values(env), FLOAT_MATH))
+        residual = self.spec.residual
+        if residual is None:
+            raise ExecutionError(f"{self.what}: {self.step.op} states no equation")
+        return float(residual(self.values(env), FLOAT_MATH))
 
 
 _PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")

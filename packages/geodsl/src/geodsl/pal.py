@@ -34,6 +34,7 @@ from geodsl._exact import SYMPY_MATH, _sympy_can_solve
 from geodsl._parser import parse_program
 from geodsl._result import Execution
 from geodsl.ast import Operand, Program, Step
+from geodsl.errors import ExecutionError
 from geodsl.ops import OPERATORS
 
 __all__ = ("ROOT_HELPER", "to_pal")
@@ -253,11 +254,12 @@ def _plan(execution: Execution) -> list[list[_Solve]]:
 
 
 def _residual(step: Step, numbers: Sequence[str]) -> sympy.Expr:
-    spec = OPERATORS[step.op]
-    assert spec.residual is not None
+    residual = OPERATORS[step.op].residual
+    if residual is None:
+        raise ExecutionError(f"{step.op} states no equation to translate")
     return cast(
         sympy.Expr,
-        sympy.sympify(spec.residual([bind_operand(o, numbers) for o in step.operands], SYMPY_MATH)),
+        sympy.sympify(residual([bind_operand(o, numbers) for o in step.operands], SYMPY_MATH)),
     )
 
 

@@ -224,7 +224,8 @@ class _Scanner:
 
     def _label(self, number: int, offset: int, line: str, info: LineInfo) -> None:
         spec = info.field
-        assert spec is not None
+        if spec is None:
+            raise CritiqueParseError("a label line without its field", line=number)
         if not self.drafts or self.drafts[-1].has(spec.name) or self.target == "correction":
             index = self.drafts[-1].index + 1 if self.drafts else 1
             self.problem(number, "missing", f"{spec.label!r} starts a step with no [Step {index}] header")

@@ -162,14 +162,11 @@ def intersect(first: Locus, second: Locus) -> list[Vec]:
     Raises:
         Degenerate: The loci coincide or are parallel/concentric.
     """
-    if isinstance(first, Line) and isinstance(second, Line):
-        found = _line_line(first, second)
-    elif isinstance(first, Line) and isinstance(second, Circle):
-        found = _line_circle(first, second)
-    elif isinstance(first, Circle) and isinstance(second, Line):
+    if isinstance(first, Line):
+        found = _line_line(first, second) if isinstance(second, Line) else _line_circle(first, second)
+    elif isinstance(second, Line):
         found = _line_circle(second, first)
     else:
-        assert isinstance(first, Circle) and isinstance(second, Circle)
         found = _circle_circle(first, second)
     return [p for p in found if first.contains(p, 1e-6) and second.contains(p, 1e-6)]
 

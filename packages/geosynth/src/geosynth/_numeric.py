@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import cast
 
 import numpy as np
 
@@ -148,15 +149,15 @@ def _equal_ratios(rel: Relation, c: Coords) -> bool:
 
 
 def _ratio_constant(rel: Relation, c: Coords) -> bool:
-    assert isinstance(rel, RatioConstant)
-    a, b, x, y = rel.points
-    return _lengths_equal(_dist(c, a, b), float(rel.value) * _dist(c, x, y))
+    ratio = cast(RatioConstant, rel)  # _CHECKS dispatches on the exact type
+    a, b, x, y = ratio.points
+    return _lengths_equal(_dist(c, a, b), float(ratio.value) * _dist(c, x, y))
 
 
 def _directed_angle(rel: Relation, c: Coords) -> bool:
-    assert isinstance(rel, DirectedAngleConstant)
-    a, b, x = rel.points
-    return _same_mod_pi(_line_angle(c, b, a, b, x), math.radians(float(rel.degrees)))
+    angle = cast(DirectedAngleConstant, rel)  # _CHECKS dispatches on the exact type
+    a, b, x = angle.points
+    return _same_mod_pi(_line_angle(c, b, a, b, x), math.radians(float(angle.degrees)))
 
 
 def _orientation_ok(rel: SimilarTriangles | CongruentTriangles, c: Coords) -> bool:
@@ -176,17 +177,17 @@ def _nondegenerate(c: Coords, tri: tuple[str, ...]) -> bool:
 
 
 def _similar(rel: Relation, c: Coords) -> bool:
-    assert isinstance(rel, SimilarTriangles)
-    s, t = _sides(c, rel.points[0:3]), _sides(c, rel.points[3:6])
+    similar = cast(SimilarTriangles, rel)  # _CHECKS dispatches on the exact type
+    s, t = _sides(c, similar.points[0:3]), _sides(c, similar.points[3:6])
     ok = all(_lengths_equal(s[i] * t[j], s[j] * t[i]) for i, j in ((0, 1), (1, 2)))
-    return ok and _nondegenerate(c, rel.points[0:3]) and _orientation_ok(rel, c)
+    return ok and _nondegenerate(c, similar.points[0:3]) and _orientation_ok(similar, c)
 
 
 def _congruent(rel: Relation, c: Coords) -> bool:
-    assert isinstance(rel, CongruentTriangles)
-    s, t = _sides(c, rel.points[0:3]), _sides(c, rel.points[3:6])
+    congruent = cast(CongruentTriangles, rel)  # _CHECKS dispatches on the exact type
+    s, t = _sides(c, congruent.points[0:3]), _sides(c, congruent.points[3:6])
     ok = all(_lengths_equal(x, y) for x, y in zip(s, t, strict=True))
-    return ok and _nondegenerate(c, rel.points[0:3]) and _orientation_ok(rel, c)
+    return ok and _nondegenerate(c, congruent.points[0:3]) and _orientation_ok(congruent, c)
 
 
 def signed_side(p: Vec, a: Vec, b: Vec) -> float:
@@ -230,8 +231,7 @@ def _distinct(rel: Relation, c: Coords) -> bool:
     return all(_dist(c, p, q) > SEPARATION * scale for i, p in enumerate(pts) for q in pts[i + 1 :])
 
 
-def _shape(rel: Relation, c: Coords) -> bool:
-    assert isinstance(rel, Shape)
+def _shape(rel: Shape, c: Coords) -> bool:
     return all(holds(part, c) for part in rel.expand())
 
 

@@ -243,9 +243,11 @@ def rule_table() -> dict[str, Rule]:
 
 def _orient_like(conclusion: Relation, fact: Relation) -> Relation:
     """A triangle conclusion of unknown orientation, stated with the step's orientation."""
-    orientation = getattr(conclusion, "orientation", None)
-    if orientation == "any" and type(conclusion) is type(fact):
-        assert isinstance(conclusion, SimilarTriangles | CongruentTriangles)
+    if (
+        isinstance(conclusion, SimilarTriangles | CongruentTriangles)
+        and conclusion.orientation == "any"
+        and type(conclusion) is type(fact)
+    ):
         return type(conclusion).of(*conclusion.points, orientation=getattr(fact, "orientation", "any"))
     return conclusion
 
@@ -381,5 +383,6 @@ def replay(proof: Proof, seed: int = 1, attempts: int = 200) -> ReplayReport:
         if report.ok:
             return report
         first = first or report
-    assert first is not None
+    if first is None:
+        raise GeoSynthError(f"proof {proof.name!r}: no replay diagram was tried")
     return first

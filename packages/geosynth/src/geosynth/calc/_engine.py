@@ -23,6 +23,7 @@ from geosynth._elimination import LinearSystem
 from geosynth.calc._algebra import ONE, linear_form, real_roots
 from geosynth.calc._figure import Figure
 from geosynth.calc._rules import Derived
+from geosynth.errors import GeoSynthError
 
 _DOMAIN: dict[str, tuple[float, float]] = {
     "length": (0.0, 1e7),
@@ -132,11 +133,17 @@ class Engine:
             self._pending.append(record.id)
         return record.id
 
+    def _sides(self, eq_id: int) -> tuple[sympy.Expr, sympy.Expr]:
+        """Both sides of a pending equation (given facts, which have none, are never pending)."""
+        record = self.eqs[eq_id]
+        if record.lhs is None or record.rhs is None:
+            raise GeoSynthError(f"equation {eq_id} ({record.rule}) has no sides to solve")
+        return record.lhs, record.rhs
+
     def _order(self, eq_id: int) -> tuple[bool, int]:
         """Equations without trigonometry first (exact and closer to the textbook route)."""
-        record = self.eqs[eq_id]
-        assert record.lhs is not None and record.rhs is not None
-        return (record.lhs.has(sympy.sin, sympy.cos) or record.rhs.has(sympy.sin, sympy.cos), eq_id)
+        lhs, rhs = self._sides(eq_id)
+        return (lhs.has(sympy.sin, sympy.cos) or rhs.has(sympy.sin, sympy.cos), eq_id)
 
     def _in_domain(self, form: dict[Hashable, Fraction]) -> bool:
         """False for ``symbol = value`` with the value outside the symbol's range (a length of 0...)."""
@@ -174,8 +181,7 @@ class Engine:
         """``expr`` with every quantity replaced by its reduced form, and the equations used."""
         mapping: dict[sympy.Symbol, sympy.Expr] = {}
         sources: set[int] = set()
-        for sym in expr.free_symbols:
-            assert isinstance(sym, sympy.Symbol)
+        for sym in cast("set[sympy.Symbol]", expr.free_symbols):  # quantities are symbols
             red, src = self.reduced(sym)
             mapping[sym] = red
             sources |= src
@@ -251,11 +257,10 @@ class Engine:
             if self.deadline is not None and time.perf_counter() > self.deadline:
                 break
             record = self.eqs[eq_id]
-            assert record.lhs is not None and record.rhs is not None
-            raw = record.lhs - record.rhs
+            lhs, rhs = self._sides(eq_id)
+            raw = lhs - rhs
             free = set[Hashable]()
-            for sym in raw.free_symbols:
-                assert isinstance(sym, sympy.Symbol)
+            for sym in cast("set[sympy.Symbol]", raw.free_symbols):  # quantities are symbols
                 free |= set(self.reduced(sym)[0].free_symbols)
             if not free:
                 self._pending.remove(eq_id)
@@ -276,8 +281,7 @@ class Engine:
                 self.add(Derived(expr, sympy.Integer(0), "substitution", (eq_id, *sorted(sources))))
                 progress |= self.system.rank > before
             elif len(expr.free_symbols) == 1:
-                var = next(iter(expr.free_symbols))
-                assert isinstance(var, sympy.Symbol)
+                var = cast(sympy.Symbol, next(iter(expr.free_symbols)))
                 if self._solve_one(record, expr, var, sources):
                     self._pending.remove(eq_id)
                     progress = True
@@ -292,13 +296,12 @@ class Engine:
                 return False
             if not e2.free_symbols <= e1.free_symbols:
                 continue
-            for w in sorted(e1.free_symbols, key=str):
+            for w in cast("list[sympy.Symbol]", sorted(e1.free_symbols, key=str)):  # quantities are symbols
                 poly = sympy.Poly(e1, w) if e1.is_polynomial(w) else None
                 if poly is None or poly.degree() != 1:
                     continue
                 c1, c0 = poly.all_coeffs()
-                other = next(iter(e1.free_symbols - {w}))
-                assert isinstance(w, sympy.Symbol) and isinstance(other, sympy.Symbol)
+                other = cast(sympy.Symbol, next(iter(e1.free_symbols - {w})))
                 single = sympy.numer(sympy.together(e2.xreplace({w: -c0 / c1})))
                 if single.free_symbols != {other}:
                     continue

@@ -27,6 +27,7 @@ from geosynth.synth._config import SynthConfig
 from geosynth.synth._sample import Figure
 from geosynth.synth._trace import derived_count, prune, run_engine, trace_steps
 from geosynth.synth._values import PowerProduct, multiply, power_of, power_text, power_value
+from geosynth.synth.errors import SynthError
 
 TOLERANCE = 1e-6
 """Relative tolerance of the numeric check of an exact answer against the diagram."""
@@ -72,7 +73,8 @@ class Evaluator:
         """Build both systems from every fact of a finished search."""
         self.tracer = _Tracer(deduction, None)
         self.angles, self.ratios = self.tracer.systems()
-        assert deduction.diagram is not None
+        if deduction.diagram is None:
+            raise SynthError("the search kept no diagram to read the figure's coordinates from")
         self.coords = deduction.diagram.coords()
         self.scale = scale
 
@@ -169,11 +171,19 @@ class _Goal:
     length: int
 
 
+def _degrees(value: Value) -> Fraction:
+    """The measure of an angle quantity (the evaluator gives every angle its degrees)."""
+    if value.degrees is None:
+        raise SynthError(f"{value.kind} {' '.join(value.points)} has no measure in degrees")
+    return value.degrees
+
+
 def _answer(value: Value, goal: _Goal) -> tuple[str, float]:
     if value.degrees is not None:
         exact = value.degrees - goal.offset
         return str(exact), float(exact)
-    assert value.ratio is not None
+    if value.ratio is None:
+        raise SynthError(f"{value.kind} {' '.join(value.points)} has neither degrees nor a ratio")
     power = 2 if value.kind == "area" else 1
     product = multiply(value.ratio, power_of(Fraction(goal.length) ** power))
     return power_text(product), power_value(product)
@@ -203,8 +213,7 @@ def _final(value: Value, goal: _Goal, answer: str, refs: tuple[int, ...]) -> str
     where = f"{rule[goal.kind]} from {', '.join(map(str, refs))}" if refs else rule[goal.kind]
     name = f"{goal.kind} {' '.join(goal.points)}"
     if goal.kind == "var":
-        assert value.degrees is not None
-        return f"angle {' '.join(goal.points)} = {value.degrees}  [{where}]; x = {answer}"
+        return f"angle {' '.join(goal.points)} = {_degrees(value)}  [{where}]; x = {answer}"
     return f"{name} = {answer}  [{where}]"
 
 
@@ -283,8 +292,8 @@ def make_calculation(figure: Figure, config: SynthConfig, rng: random.Random) ->
         names = tuple(mapping[p] for p in value.points)
         offset = 0
         if kind == "var":
-            assert value.degrees is not None
-            offset = rng.choice([k for k in range(-30, 31, 5) if k and value.degrees - k > 0])
+            degrees = _degrees(value)
+            offset = rng.choice([k for k in range(-30, 31, 5) if k and degrees - k > 0])
         target = _Goal(kind, names, offset, figure.length)
         givens = _givens(target, (mapping[figure.scale[0]], mapping[figure.scale[1]]))
         goal = "var x" if kind == "var" else f"{kind} {' '.join(names)}"

@@ -21,6 +21,7 @@ from geosynth._solve import ProofStep, proof_steps
 from geosynth.synth._config import SynthConfig
 from geosynth.synth._sample import Figure
 from geosynth.synth._trace import derived_count, prune, run_engine, trace_steps
+from geosynth.synth.errors import SynthError
 
 
 def goal_type(fact: Relation) -> str:
@@ -121,7 +122,8 @@ def make_proving(figure: Figure, config: SynthConfig, rng: random.Random) -> Pro
             continue
         points = {p for step in steps for p in step.fact.points}
         problem, diagram, _mapping = prune(figure.problem, figure.diagram, points, fact)
-        assert problem.goal is not None
+        if problem.goal is None:
+            raise SynthError(f"pruning the figure for {relation_text(fact)} lost the goal")
         text = problem.text()
         checked = check_proving(text, diagram, config)
         if checked is None:

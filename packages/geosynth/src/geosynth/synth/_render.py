@@ -544,7 +544,8 @@ class _LabelPlacer:
                 cost = self.score(box, name, gap) + 0.6 * level
                 if best is None or cost < best[0]:
                     best = (cost, box)
-        assert best is not None
+        if best is None:
+            raise RenderError(f"no label position was tried for point {name}")
         return best[1]
 
     def place_all(self) -> list[LabelBox]:
