@@ -3,8 +3,9 @@
 Each solution program is instantiated, translated into a PAL script and verified by running it in
 the sandbox; with an LLM configured, the verified script is rewritten with theorem-grounded
 rationales (CoT-PAL, verified again, repaired up to three passes in all) and the program is
-explained step by step (CoT-Program, its program checked token for token). The traces become
-chat-formatted PA records, ablation mixtures and Table-6 statistics::
+explained step by step (CoT-Program, its program checked token for token). Without an LLM, the
+template teacher (``LLMConfig(backend="template")``) writes both CoT traces from templates. The
+traces become chat-formatted PA records, ablation mixtures and Table-6 statistics::
 
     from pathlib import Path
     from geosynth.mts import MTSConfig, run_mts
@@ -32,7 +33,14 @@ from geosynth.mts._models import DROP_REASONS, TRACE_TYPES, Drop, DropReason, So
 from geosynth.mts._pa import PA_INSTRUCTIONS, PERCEPTION_HEADER, REASONING_HEADER, pa_record
 from geosynth.mts._pipeline import MTS_VERSION, STAGES, MTSRun, ProgressCallback, ShardHook, run_mts
 from geosynth.mts._prompts import PROMPT_VERSIONS, PromptName, PromptTemplate, template
-from geosynth.mts._stats import DatasetStats, compute_stats, format_stats_table
+from geosynth.mts._stats import (
+    TRACE_CHECKS,
+    DatasetStats,
+    compute_stats,
+    format_stats_table,
+    format_trace_table,
+)
+from geosynth.mts._template_teacher import TEMPLATE_TEACHER_MODEL, TemplateTeacher
 from geosynth.mts.errors import (
     MTSConfigError,
     MTSError,
@@ -51,6 +59,8 @@ __all__ = (
     "PROMPT_VERSIONS",
     "REASONING_HEADER",
     "STAGES",
+    "TEMPLATE_TEACHER_MODEL",
+    "TRACE_CHECKS",
     "TRACE_TYPES",
     "DatasetStats",
     "Drop",
@@ -70,6 +80,7 @@ __all__ = (
     "PromptTemplate",
     "ShardHook",
     "SourceProblem",
+    "TemplateTeacher",
     "TokenCounter",
     "Trace",
     "TraceType",
@@ -80,6 +91,7 @@ __all__ = (
     "extract_code",
     "extract_steps",
     "format_stats_table",
+    "format_trace_table",
     "load_dataset",
     "load_llm_config",
     "pa_record",

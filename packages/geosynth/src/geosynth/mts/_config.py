@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, ValidationError, model_validator
 
 from geosynth.mts._models import MTSModel
+from geosynth.mts._template_teacher import TEMPLATE_TEACHER_MODEL
 from geosynth.mts.errors import MTSConfigError
 from geotts.backends.vllm import VLLMEngineOptions
 
@@ -22,11 +23,13 @@ class LLMConfig(MTSModel):
     server address or the concurrency keeps the cache; changing the model or the temperature does not.
     """
 
-    backend: Literal["openai", "transformers", "vllm"] = "openai"
+    backend: Literal["openai", "transformers", "vllm", "template"] = "openai"
     """``openai``: any OpenAI-compatible HTTP server (vLLM's server, a hosted API); ``transformers`` /
-    ``vllm``: a local model loaded in this process (``model`` is a folder or hub id)."""
+    ``vllm``: a local model loaded in this process (``model`` is a folder or hub id); ``template``:
+    no model, geosynth's deterministic template teacher (:class:`geosynth.mts.TemplateTeacher`)."""
     model: str
-    """Model name sent to the server, or the local model folder."""
+    """Model name sent to the server, or the local model folder (``template``: set to the template
+    teacher's own name, :data:`geosynth.mts.TEMPLATE_TEACHER_MODEL`; leave it out)."""
     base_url: str | None = None
     """Server root with the API prefix (``http://127.0.0.1:8000/v1``); required for ``openai``."""
     api_key_env: str | None = None
@@ -60,10 +63,26 @@ class LLMConfig(MTSModel):
     vllm: VLLMEngineOptions | None = None
     """Engine settings of the ``vllm`` backend (``dtype``, ``max_model_len``, ``gpu_memory_utilization``)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _template_named(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fields = cast(dict[str, Any], data)
+        if fields.get("backend") != "template":
+            return data
+        if fields.get("model", TEMPLATE_TEACHER_MODEL) != TEMPLATE_TEACHER_MODEL:
+            raise ValueError(
+                f"backend 'template' is geosynth's template teacher ({TEMPLATE_TEACHER_MODEL}); leave model out"
+            )
+        return {**fields, "model": TEMPLATE_TEACHER_MODEL}
+
     @model_validator(mode="after")
     def _server_named(self) -> LLMConfig:
         if self.backend == "openai" and not self.base_url:
             raise ValueError("backend 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        if self.backend == "template" and self.vision:
+            raise ValueError("backend 'template' reads no images: vision must be false")
         if self.vllm is not None and self.backend != "vllm":
             raise ValueError(f"vllm engine settings apply to backend 'vllm' only, not {self.backend!r}")
         return self

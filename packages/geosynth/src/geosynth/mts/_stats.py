@@ -4,14 +4,34 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from geosynth.mts._mix import default_token_count
 from geosynth.mts._models import TRACE_TYPES, MTSModel
 from geosynth.mts.errors import MTSInputError
 
-__all__ = ("DatasetStats", "compute_stats", "format_stats_table")
+__all__ = ("TRACE_CHECKS", "DatasetStats", "compute_stats", "format_stats_table", "format_trace_table")
+
+TRACE_CHECKS: Mapping[str, str] = MappingProxyType(
+    {
+        "program": "none: the source program, kept as it is",
+        "pal": "sandbox run prints the stored answer",
+        "cot_program": "program restated token for token",
+        "cot_pal": "key lines kept, rationale present, sandbox run prints the stored answer",
+    }
+)
+"""What a candidate of each trace type must pass to be kept."""
+
+#: The drop reasons that reject a candidate of each type at its own stage (not upstream).
+_REJECTED_AT: dict[str, tuple[str, ...]] = {
+    "program": (),
+    "pal": ("pal_translation", "pal_failed", "pal_mismatch"),
+    "cot_program": ("cot_program_mismatch",),
+    "cot_pal": ("cot_pal_failed",),
+}
 
 
 class DatasetStats(MTSModel):
@@ -27,6 +47,12 @@ class DatasetStats(MTSModel):
     """Records that loaded and whose program instantiated."""
     traces: dict[str, int]
     """Traces kept per type."""
+    candidates: dict[str, int]
+    """Instances each trace type was attempted for: every usable problem for program, PAL and
+    CoT-Program (0 when the CoT stages were skipped), the verified PAL scripts for CoT-PAL."""
+    mean_tokens: dict[str, float]
+    """Mean length of the kept traces per type, in words and punctuation marks
+    (:func:`geosynth.mts.default_token_count`, the mixtures' counter); 0.0 for a type with none."""
     mts: int
     """Synthesized traces (PAL + CoT-Program + CoT-PAL): the "# MTS" column of ReTTS-PGPS's Table 6."""
     mts_all: int
@@ -68,13 +94,16 @@ def compute_stats(out: Path) -> DatasetStats:
     except (OSError, ValueError) as exc:
         raise MTSInputError(f"{str(out)!r} is not an MTS output folder (no readable manifest.json)") from exc
     traces = {t: 0 for t in TRACE_TYPES}
+    tokens = {t: 0 for t in TRACE_TYPES}
     passes: Counter[str] = Counter()
     for t in TRACE_TYPES:
         for row in _lines(out / "traces" / f"{t}.jsonl"):
             traces[t] += 1
+            tokens[t] += default_token_count(row["text"])
             if t == "cot_pal":
                 passes[str(row["passes"])] += 1
     drops: Counter[str] = Counter(row["reason"] for row in _lines(out / "drops.jsonl"))
+    candidates = {t: traces[t] + sum(drops[r] for r in _REJECTED_AT[t]) for t in TRACE_TYPES}
     mts = traces["pal"] + traces["cot_program"] + traces["cot_pal"]
     return DatasetStats(
         dataset=manifest["input"]["name"],
@@ -82,6 +111,8 @@ def compute_stats(out: Path) -> DatasetStats:
         records=manifest["input"]["records"],
         problems=manifest["input"]["problems"],
         traces=traces,
+        candidates=candidates,
+        mean_tokens={t: round(tokens[t] / traces[t], 1) if traces[t] else 0.0 for t in TRACE_TYPES},
         mts=mts,
         mts_all=mts + traces["program"],
         pal_verified=traces["pal"],
@@ -135,3 +166,33 @@ def _row(s: DatasetStats) -> list[str]:
 def format_stats_table(stats: Sequence[DatasetStats]) -> list[list[str]]:
     """The header and one row per folder, as text cells (the CLI draws them)."""
     return [list(_COLUMNS), *(_row(s) for s in stats)]
+
+
+_TRACE_COLUMNS = ("Dataset", "Split", "Trace type", "Candidates", "Kept", "Kept %", "Mean tokens", "Check")
+_TRACE_NAMES = {"program": "Program", "pal": "PAL", "cot_program": "CoT-Program", "cot_pal": "CoT-PAL"}
+
+
+def format_trace_table(stats: Sequence[DatasetStats]) -> list[list[str]]:
+    """Per folder and trace type: candidates, kept (verified), kept share, mean length, and the check.
+
+    The header first, then four rows per folder (text cells; the CLI draws them). A CoT type whose
+    stage was skipped reads ``skipped``.
+    """
+    rows: list[list[str]] = [list(_TRACE_COLUMNS)]
+    for s in stats:
+        for t in TRACE_TYPES:
+            skipped = t in ("cot_program", "cot_pal") and not s.llm
+            tried, kept = s.candidates[t], s.traces[t]
+            rows.append(
+                [
+                    s.dataset,
+                    s.split,
+                    _TRACE_NAMES[t],
+                    "skipped" if skipped else str(tried),
+                    "skipped" if skipped else str(kept),
+                    "-" if skipped or not tried else f"{100 * kept / tried:.1f}",
+                    "-" if skipped or not kept else f"{s.mean_tokens[t]:.1f}",
+                    TRACE_CHECKS[t],
+                ]
+            )
+    return rows
