@@ -487,7 +487,6 @@ def _code_form(value: str) -> str | None:
 
 @dataclass
 class _PalWriter:
-    question: str
     diagram: _Diagram
     rng: random.Random
 
@@ -595,7 +594,7 @@ def _solve_targets(lines: Sequence[str]) -> list[str]:
 
 
 def _cot_pal(question: str, clauses: Sequence[str], pal: str, rng: random.Random) -> str:
-    writer = _PalWriter(question, _Diagram(clauses), rng)
+    writer = _PalWriter(_Diagram(clauses), rng)
     lines = pal.splitlines()
     symbols: set[str] = set()
     for line in lines:
