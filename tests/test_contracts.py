@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "geodsl": set(),
     "geotts": set(),
     "geosynth": {"geodsl", "geotts"},
-    "geoprm": {"geodsl", "geotts"},
+    "geoprm": {"geotts"},
     "geotrain": {"geodsl", "geoprm", "geotts"},
     "geo_cli": OURS - {"geo_cli"},
 }
