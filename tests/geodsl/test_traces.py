@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from geodsl.errors import ExecutionError, TraceError
-from geodsl.traces import TRACE_FORMATS, detect_format, extract_program, extract_script, trace_answer
+from geodsl.errors import ExecutionError, SandboxError, TraceError
+from geodsl.traces import (
+    TRACE_FORMATS,
+    candidate_answer,
+    detect_format,
+    extract_program,
+    extract_script,
+    reasoning_part,
+    trace_answer,
+)
 
 pytest.importorskip("geodsl.ops")
 
@@ -165,3 +173,60 @@ def test_trace_answer_errors(sandbox: object) -> None:
         trace_answer("Get x", "latex")  # type: ignore[arg-type]
     with pytest.raises(ExecutionError, match="ZeroDivisionError"):
         trace_answer("```python\nprint(1 / 0)\n```", "pal", sandbox=sandbox)  # type: ignore[arg-type]
+
+
+# --- candidates: a generated answer executed as its trace ------------------------------------------------
+
+PERCEPTION = "Diagram relations:\nline A B C\nAB = 3, BC = 4\n\nSolution:\n"
+
+
+def test_reasoning_part_is_what_follows_the_header_line() -> None:
+    assert reasoning_part(PERCEPTION + "Gougu 3 4 V0 Get V0") == "Gougu 3 4 V0 Get V0"
+    assert reasoning_part("Gougu 3 4 V0 Get V0") == "Gougu 3 4 V0 Get V0"  # no header: the whole text
+    script = 'x = 5\nprint("Solution:", x)'
+    assert reasoning_part(script) == script  # not at the start of a line: part of the trace
+
+
+@pytest.mark.parametrize(
+    ("text", "trace_type", "numbers", "expected"),
+    [
+        (PERCEPTION + "Gougu 3 4 V0 Get V0", "program", (), 5.0),
+        (PERCEPTION + "Gougu N0 N1 V0 Get V0", "program", ("3", "4"), 5.0),  # symbolic: the N list
+        (PERCEPTION + "Gougu 3 4 V0 Get V0", None, (), 5.0),  # no type: detected
+        (PERCEPTION + "Gougu 3 4 V0 Get V0", "unified", (), 5.0),  # not a format: detected
+        (
+            PERCEPTION + "Step 1: Op: `Multiple 3 4 V0` gives 12.\nfinal program is Multiple 3 4 V0 Get V0",
+            None,
+            (),
+            12.0,
+        ),
+        (PERCEPTION + "no program here", "program", (), None),
+        (PERCEPTION + "Gougu N0 N1 V0 Get V0", "program", (), None),  # symbolic without its N list
+        (PERCEPTION + "```python\nprint(5)\n```", "pal", (), None),  # a script without a sandbox
+    ],
+)
+def test_candidate_answer_of_programs(
+    text: str, trace_type: str | None, numbers: tuple[str, ...], expected: float | None
+) -> None:
+    answer = candidate_answer(text, trace_type, numbers=numbers)
+    assert answer == (None if expected is None else pytest.approx(expected))
+
+
+def test_candidate_answer_of_scripts(sandbox: object) -> None:
+    script = 'import math\nx = math.hypot(3, 4)\nprint("Solution:", x)'  # no header; the text prints one
+    assert candidate_answer(script, "pal", sandbox=sandbox) == pytest.approx(5.0)  # type: ignore[arg-type]
+    assert candidate_answer(PERCEPTION + script, None, sandbox=sandbox) == pytest.approx(5.0)  # type: ignore[arg-type]
+    failing = PERCEPTION + "```python\nprint(1 / 0)\n```"
+    assert candidate_answer(failing, "pal", sandbox=sandbox) is None  # type: ignore[arg-type]
+
+
+class _DeadSandbox:
+    """A sandbox whose workers died: it raises instead of returning a result."""
+
+    def run_one(self, script: str) -> object:
+        raise SandboxError("sandbox worker died and could not be restarted")
+
+
+def test_candidate_answer_lets_a_broken_sandbox_fail() -> None:
+    with pytest.raises(SandboxError, match="worker died"):  # the run cannot go on: not a wrong answer
+        candidate_answer(PERCEPTION + "print(5)", "pal", sandbox=_DeadSandbox())  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import contextlib
 
 import pytest
 
-from geotrain._score import executed_answer, score
+from geotrain._score import score
 
 PERCEPTION = "Diagram relations:\nline A B C\nAB = 3, BC = 4\n\nSolution:\n"
 
@@ -35,7 +35,7 @@ def test_pal_scripts_run_in_the_sandbox() -> None:
     from geodsl.sandbox import Sandbox, SandboxLimits
 
     script = PERCEPTION + "```python\nimport math\nprint(math.hypot(3, 4))\n```"
-    assert executed_answer(script, "pal", None) is None  # a script needs a sandbox
+    assert score(script, "pal", "5", sandbox=None, tolerance=1e-6) == (False, False)  # scripts need one
     with contextlib.closing(Sandbox(1, SandboxLimits(wall_seconds=5, cpu_seconds=5))) as sandbox:
         assert score(script, "pal", "5", sandbox=sandbox, tolerance=1e-6) == (True, True)
         assert score(script, "cot_pal", "6", sandbox=sandbox, tolerance=1e-6) == (True, False)

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from geo_cli.pipeline._stage_evaluate import _Executor, reasoning_part, sc_curve
+from geo_cli.pipeline._stage_evaluate import _Executor, sc_curve
 from geodsl import to_pal
 from geodsl.data import load_sample
 from geodsl.sandbox import Sandbox
+from geodsl.traces import reasoning_part
 from geotts import Completion, Problem
 
 RECORD = load_sample()[1]  # prob_27: Gsin N0 N2 N3 Get y -> 48.000

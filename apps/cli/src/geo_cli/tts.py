@@ -27,7 +27,6 @@ from geo_cli._jsonl import Line, emit, input_lines, record_id
 
 if TYPE_CHECKING:
     from geodsl.sandbox import Sandbox
-    from geodsl.traces import TraceFormat
     from geotts import Completion, Problem
 
 app = typer.Typer(help="Commands for test-time scaling (geotts).", no_args_is_help=True)
@@ -242,21 +241,13 @@ def _geodsl_answer() -> Any:
     return geodsl_answer
 
 
-#: How each strategy trace type is executed (geodsl's trace formats); other names are detected from the text.
-TRACE_FORMATS: dict[str, TraceFormat] = {
-    "program": "program",
-    "pal": "pal",
-    "cot_program": "cot_program",
-    "cot_pal": "cot_pal",
-}
-
-
 class TraceExtractor:
     """Answer = the candidate executed as its trace type (``geodsl-trace``); a failed execution is None.
 
-    Program and CoT-Program traces run on geodsl's numeric executor (symbolic programs against the
-    problem's N list, read from ``problem.metadata["numbers"]``), PAL and CoT-PAL scripts in a shared
-    sandbox. A candidate cut off by the token limit, or whose execution fails, gives None (no vote).
+    ``geodsl.traces.candidate_answer`` executes it: the trace after a ``Solution:`` header line (the whole
+    text without one), program and CoT-Program traces on geodsl's numeric executor (symbolic programs
+    against the problem's N list, read from ``problem.metadata["numbers"]``), PAL and CoT-PAL scripts in a
+    shared sandbox. A candidate cut off by the token limit, or whose execution fails, gives None (no vote).
     A failure of the sandbox itself propagates.
     """
 
@@ -266,20 +257,13 @@ class TraceExtractor:
 
     def __call__(self, completion: Completion, trace_type: str | None, problem: Problem) -> float | None:
         """Execute ``completion`` as the format of ``trace_type`` (detected when the type is not a format)."""
-        from geodsl.errors import GeoDSLError, SandboxError
-        from geodsl.traces import detect_format, trace_answer
+        from geodsl.traces import candidate_answer
 
         if completion.finish_reason == "length":
             return None
-        fmt = TRACE_FORMATS.get(trace_type or "") or detect_format(completion.text)
-        if fmt is None:
-            return None
-        try:
-            return trace_answer(completion.text, fmt, numbers=problem_numbers(problem), sandbox=self.sandbox)
-        except SandboxError:
-            raise
-        except GeoDSLError:
-            return None
+        return candidate_answer(
+            completion.text, trace_type, numbers=problem_numbers(problem), sandbox=self.sandbox
+        )
 
 
 def problem_numbers(problem: Problem) -> tuple[str, ...]:

@@ -20,24 +20,29 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
-from geodsl.errors import ExecutionError, TraceError
+from geodsl.errors import ExecutionError, GeoDSLError, SandboxError, TraceError
 
 if TYPE_CHECKING:
     from geodsl.ops import OpSpec
     from geodsl.sandbox import Sandbox
 
 __all__ = (
+    "REASONING_HEADER",
     "TRACE_FORMATS",
     "TraceFormat",
+    "candidate_answer",
     "detect_format",
     "extract_program",
     "extract_script",
+    "reasoning_part",
     "trace_answer",
 )
 
 TraceFormat = Literal["program", "pal", "cot_program", "cot_pal"]
 """The four trace formats of multi-trace synthesis."""
 TRACE_FORMATS: tuple[TraceFormat, ...] = get_args(TraceFormat)
+REASONING_HEADER = "Solution:"
+"""The line that opens the trace in a perception-augmented answer (the diagram's clauses come before it)."""
 """All trace formats, in a fixed order."""
 
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<code>.*?)```", re.S)
@@ -367,3 +372,54 @@ def trace_answer(
     if result.error is not None or result.answer is None:
         raise ExecutionError(f"{fmt} script failed: {result.error}")
     return result.answer
+
+
+_REASONING_LINE = re.compile(rf"^[ \t]*{re.escape(REASONING_HEADER)}", re.M)
+_FORMAT_NAMES: Mapping[str, TraceFormat] = {fmt: fmt for fmt in TRACE_FORMATS}
+
+
+def reasoning_part(text: str) -> str:
+    """The trace of an answer: what follows its first line opening with ``Solution:``, else the whole text.
+
+    A perception-augmented answer restates the diagram's clauses, then writes its trace after that header;
+    only the trace executes. The header counts at the start of a line only, so a script that prints
+    ``"Solution:"`` is not cut.
+    """
+    match = _REASONING_LINE.search(text)
+    return text if match is None else text[match.end() :].lstrip()
+
+
+def candidate_answer(
+    text: str,
+    trace_type: str | None = None,
+    *,
+    numbers: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
+) -> float | None:
+    """Execute a generated candidate as its trace: its answer, or None when nothing in it runs to one.
+
+    The trace is the candidate's :func:`reasoning_part`. It runs as ``trace_type`` when that is one of
+    :data:`TRACE_FORMATS`, else as the format :func:`detect_format` reads from it (see :func:`trace_answer`).
+
+    Args:
+        text: the generated text.
+        trace_type: the trace type the candidate was asked for; other names (or None) detect the format.
+        numbers: the problem's N list, for symbolic programs.
+        sandbox: a running :class:`geodsl.sandbox.Sandbox` for scripts; without one a script gives None.
+
+    Returns:
+        The answer; None when the text holds no trace, or its program or script fails or gives no answer.
+
+    Raises:
+        SandboxError: the sandbox itself failed (not the script in it).
+    """
+    trace = reasoning_part(text)
+    fmt = _FORMAT_NAMES.get(trace_type or "") or detect_format(trace)
+    if fmt is None:
+        return None
+    try:
+        return trace_answer(trace, fmt, numbers=numbers, sandbox=sandbox)
+    except SandboxError:
+        raise
+    except GeoDSLError:
+        return None

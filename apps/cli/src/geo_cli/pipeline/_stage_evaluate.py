@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from geodsl.sandbox import Sandbox
     from geotts import Completion, GenerationRequest, Problem
 
-__all__ = ("CANDIDATES", "reasoning_part", "run_evaluate", "sc_curve", "score_candidates")
+__all__ = ("CANDIDATES", "run_evaluate", "sc_curve", "score_candidates")
 
 CANDIDATES = "candidates.jsonl"
 #: Problems whose candidate texts are kept for the report's gallery.
@@ -84,17 +84,6 @@ def _sampler(ctx: StageContext, settings: EvaluateSettings) -> Any:
     return OpenAICompatibleSampler(settings.base_url, path)
 
 
-def reasoning_part(text: str) -> str:
-    """The trace of a PA-style answer: what follows the ``Solution:`` header (the whole text without one).
-
-    A PA-trained model first restates the diagram's clauses, then writes its trace; only the trace executes.
-    """
-    from geosynth.mts import REASONING_HEADER
-
-    head, sep, tail = text.partition(REASONING_HEADER)
-    return tail.lstrip("\n") if sep else head
-
-
 class _Executor:
     """Candidate -> answer: executed as its trace format; None when cut off, unreadable or failing."""
 
@@ -102,7 +91,7 @@ class _Executor:
         self.sandbox = sandbox
 
     def pattern(self, text: str) -> str:
-        from geodsl.traces import detect_format
+        from geodsl.traces import detect_format, reasoning_part
 
         return detect_format(reasoning_part(text)) or "other"
 
@@ -112,21 +101,11 @@ class _Executor:
         return self.answer(completion, None, [str(n) for n in numbers] if isinstance(numbers, list) else [])
 
     def answer(self, completion: Completion, fmt: str | None, numbers: Sequence[str]) -> float | None:
-        from geodsl.errors import GeoDSLError, SandboxError
-        from geodsl.traces import detect_format, trace_answer
+        from geodsl.traces import candidate_answer
 
         if completion.finish_reason == "length":
             return None
-        trace = reasoning_part(completion.text)
-        chosen = fmt or detect_format(trace)
-        if chosen is None:
-            return None
-        try:
-            return trace_answer(trace, chosen, numbers=numbers, sandbox=self.sandbox)  # type: ignore[arg-type]
-        except SandboxError:
-            raise
-        except GeoDSLError:
-            return None
+        return candidate_answer(completion.text, fmt, numbers=numbers, sandbox=self.sandbox)
 
 
 def _requests(

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from geodsl.traces import REASONING_HEADER
 from geosynth.mts._models import TRACE_TYPES, SourceProblem, Trace, TraceType
 from geotts import TRACE_INSTRUCTIONS
 
@@ -30,8 +31,6 @@ question, so training prompts and test-time prompts are the same text."""
 
 PERCEPTION_HEADER = "Diagram relations:"
 """First line of every target: the perception span starts here."""
-REASONING_HEADER = "Solution:"
-"""First line of the reasoning span."""
 
 
 def pa_record(problem: SourceProblem, trace: Trace) -> dict[str, Any]:
