@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,16 +38,10 @@ def file_digest(path: Path) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` (UTF-8) to ``path`` with the workspace's one atomic writer (``geosynth._files``)."""
+    from geosynth._files import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
 
 
 class StageState(BaseModel):
