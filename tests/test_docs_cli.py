@@ -179,9 +179,7 @@ def test_examples_run(examples: list[Example], tmp_path: Path) -> None:
     env = _env()
     for example in examples:
         if example.needs_ml and not HAS_ML:
-            pytest.skip(
-                f"`{example.line}` needs the ML stack (torch, transformers): bash scripts/install-ml-cpu.sh"
-            )
+            pytest.skip(f"`{example.line}` needs the ML stack (torch, transformers): uv sync --group ml-cpu")
         done = subprocess.run(
             ["bash", "-o", "pipefail", "-c", example.line],
             cwd=work,
