@@ -18,10 +18,13 @@ pytestmark = [
 
 DISARM = "import sys\nsys.modules['__main__']._Policy.__call__ = lambda self, event, args: None\n"
 HOSTILE = [
-    DISARM + "import os\nfor p in range(2, 4000):\n    try: os.kill(p, 9)\n    except OSError: pass\nprint(0)\n",
-    DISARM + "import os\nfd = os.open('/proc/1/fd/1', os.O_WRONLY)\nos.write(fd, b'\\x00\\x00\\x00\\x04junk')\n",
-    DISARM + "import os\ntop = os.open('.', os.O_RDONLY)\nprint(os.open('../' * 9 + 'etc/shadow', os.O_RDONLY, dir_fd=top))\n",
-    "import os\nos.write(3, b'{\"finished\": true, \"error\": null}')\nos._exit(0)\n",
+    DISARM
+    + "import os\nfor p in range(2, 4000):\n    try: os.kill(p, 9)\n    except OSError: pass\nprint(0)\n",
+    DISARM
+    + "import os\nfd = os.open('/proc/1/fd/1', os.O_WRONLY)\nos.write(fd, b'\\x00\\x00\\x00\\x04junk')\n",
+    DISARM
+    + "import os\ntop = os.open('.', os.O_RDONLY)\nprint(os.open('../' * 9 + 'etc/shadow', os.O_RDONLY, dir_fd=top))\n",
+    'import os\nos.write(3, b\'{"finished": true, "error": null}\')\nos._exit(0)\n',
     "while True:\n    pass\n",
 ]
 
@@ -29,7 +32,9 @@ HOSTILE = [
 def test_hostile_scripts_among_fifty_benign_ones_exit_zero(tmp_path: Path) -> None:
     records: list[dict[str, str]] = []
     for i in range(50):
-        records.append({"id": f"b{i}", "script": f"from sympy import Rational\nprint(float(Rational({i}, 8)))\n"})
+        records.append(
+            {"id": f"b{i}", "script": f"from sympy import Rational\nprint(float(Rational({i}, 8)))\n"}
+        )
         if i % 10 == 0:
             records.append({"id": f"h{i}", "script": textwrap.dedent(HOSTILE[(i // 10) % len(HOSTILE)])})
     path = tmp_path / "scripts.jsonl"
