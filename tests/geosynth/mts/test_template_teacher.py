@@ -230,3 +230,10 @@ def test_geo_synth_mts_with_the_template_teacher(tmp_path: Path) -> None:
         app, ["synth", "mts", str(MINI), "--out", str(out), "--teacher", "template", "--llm", "x.yaml"]
     )
     assert both.exit_code != 0 and "pass one of them" in both.output
+
+
+def test_build_sampler_builds_the_template_teacher_for_its_backend() -> None:
+    from geosynth.mts._llm import build_sampler
+
+    sampler = build_sampler(LLMConfig(backend="template", seed=7))
+    assert isinstance(sampler, TemplateTeacher) and sampler.seed == 7

@@ -41,6 +41,10 @@ def build_sampler(config: LLMConfig) -> Sampler:
         raise MTSConfigError('the CoT stages need geotts: pip install "geosynth[llm]"') from exc
 
     try:
+        if config.backend == "template":
+            from geosynth.mts._template_teacher import TemplateTeacher
+
+            return TemplateTeacher(seed=config.seed or 0)
         if config.backend == "openai":
             from geotts.backends.openai import OpenAICompatibleSampler
 

@@ -27,7 +27,6 @@ from geosynth.mts._outputs import OutputWriter
 from geosynth.mts._runner import RaySampler, ScriptRunner, make_runner
 from geosynth.mts._stats import DatasetStats, compute_stats
 from geosynth.mts._store import ShardStore, read_jsonl, stable_hash, write_json, write_jsonl
-from geosynth.mts._template_teacher import TemplateTeacher
 from geosynth.mts._verify import pal_shard, verify_shard
 from geosynth.mts.errors import MTSConfigError
 
@@ -191,9 +190,7 @@ def _open_llm(config: MTSConfig, out: Path, sampler: Sampler | None) -> CachedLL
             "the teacher reads images (llm vision: true) but no diagram folder is given (images_dir, --images)"
         )
     built = sampler is None
-    if sampler is None and config.llm.backend == "template":
-        sampler = TemplateTeacher(seed=config.llm.seed or 0)
-    elif sampler is None:
+    if sampler is None:
         sampler = build_sampler(config.llm)  # also checks the backend and the key in the driver
         if config.use_ray and config.llm.backend == "openai":
             close = getattr(sampler, "close", None)
