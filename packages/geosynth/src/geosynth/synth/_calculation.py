@@ -43,6 +43,18 @@ SINES: dict[Fraction, PowerProduct] = {
 }
 """Angles (degrees) whose sine is a power product: the included angles areas may use."""
 
+COSINES: dict[Fraction, tuple[int, PowerProduct]] = {
+    Fraction(90): (0, {}),
+    Fraction(60): (1, {2: Fraction(-1)}),
+    Fraction(120): (-1, {2: Fraction(-1)}),
+    Fraction(45): (1, {2: Fraction(-1, 2)}),
+    Fraction(135): (-1, {2: Fraction(-1, 2)}),
+    Fraction(30): (1, {2: Fraction(-1), 3: Fraction(1, 2)}),
+    Fraction(150): (-1, {2: Fraction(-1), 3: Fraction(1, 2)}),
+}
+"""Angles (degrees) whose cosine is a signed power product (sign, magnitude; sign 0 for 90 degrees):
+the angles at which the law of cosines gives a side exactly (Pythagoras at 90)."""
+
 
 @dataclass(frozen=True)
 class Value:
@@ -58,6 +70,30 @@ class Value:
     """Lengths and areas: the value over the given length (squared for areas)."""
     sources: frozenset[int]
     """Indices of the facts the elimination combined."""
+    rule: str | None = None
+    """How the value follows from those facts when not by chasing alone (``law of cosines``)."""
+
+
+def _rational(product: PowerProduct) -> Fraction | None:
+    """A power product with whole exponents as a rational (``None`` when it is irrational)."""
+    if any(e.denominator != 1 for e in product.values()):
+        return None
+    value = Fraction(1)
+    for p, e in product.items():
+        value *= Fraction(p) ** int(e)
+    return value
+
+
+def _cosine_square(
+    first: PowerProduct, second: PowerProduct, cosine: tuple[int, PowerProduct]
+) -> Fraction | None:
+    """``a^2 + b^2 - 2ab cos C`` as a rational, or ``None`` when a term is irrational."""
+    sign, magnitude = cosine
+    squares = [_rational(multiply(first, first)), _rational(multiply(second, second))]
+    cross = Fraction(0) if sign == 0 else _rational(multiply(first, second, magnitude))
+    if cross is None or squares[0] is None or squares[1] is None:
+        return None
+    return squares[0] + squares[1] - 2 * sign * cross
 
 
 def _angle_at(coords: dict[str, Vec], a: str, b: str, c: str) -> float:
@@ -77,6 +113,7 @@ class Evaluator:
             raise SynthError("the search kept no diagram to read the figure's coordinates from")
         self.coords = deduction.diagram.coords()
         self.scale = scale
+        self._lengths: dict[tuple[str, str], Value | None] = {}
 
     def angle(self, a: str, b: str, c: str) -> Value | None:
         """The undirected angle ``a b c`` when the angle system fixes it."""
@@ -95,6 +132,47 @@ class Evaluator:
         return None
 
     def length(self, x: str, y: str) -> Value | None:
+        """``|x y|`` over the given length: fixed by the ratio system, or else by the law of cosines.
+
+        The law of cosines applies in a triangle ``x z y`` whose sides ``z x`` and ``z y`` the ratio
+        system fixes and whose angle at ``z`` has an exact cosine (:data:`COSINES`; 90 degrees is
+        Pythagoras), when the square of the third side comes out rational.
+        """
+        key = (x, y) if x <= y else (y, x)
+        if key not in self._lengths:
+            self._lengths[key] = self.ratio_length(x, y) or self._cosine_length(x, y)
+        found = self._lengths[key]
+        return (
+            None if found is None else Value("length", (x, y), None, found.ratio, found.sources, found.rule)
+        )
+
+    def _cosine_length(self, x: str, y: str) -> Value | None:
+        for z in self.coords:
+            if z in (x, y):
+                continue
+            angle = self.angle(x, z, y)
+            if angle is None or angle.degrees is None or angle.degrees not in COSINES:
+                continue
+            first, second = self.ratio_length(z, x), self.ratio_length(z, y)
+            if first is None or second is None or first.ratio is None or second.ratio is None:
+                continue
+            square = _cosine_square(first.ratio, second.ratio, COSINES[angle.degrees])
+            if square is None or square <= 0:
+                continue
+            ratio = {p: e / 2 for p, e in power_of(square).items()}
+            measured = self._measured(x, y)
+            if abs(power_value(ratio) - measured) > TOLERANCE * max(1.0, measured):
+                continue
+            rule = "Pythagorean theorem" if angle.degrees == 90 else "law of cosines"
+            sources = angle.sources | first.sources | second.sources
+            return Value("length", (x, y), None, ratio, sources, rule)
+        return None
+
+    def _measured(self, x: str, y: str) -> float:
+        p, q = self.scale
+        return norm(self.coords[x] - self.coords[y]) / norm(self.coords[p] - self.coords[q])
+
+    def ratio_length(self, x: str, y: str) -> Value | None:
         """``|x y|`` over the given length when the ratio system fixes it."""
         p, q = self.scale
         if {x, y} == {p, q}:
@@ -104,7 +182,7 @@ class Evaluator:
         if reduced.key(units) or not reduced.sources:
             return None
         ratio = {int(u[1]): e for u, e in reduced.constant(units).items() if isinstance(u, tuple)}
-        measured = norm(self.coords[x] - self.coords[y]) / norm(self.coords[p] - self.coords[q])
+        measured = self._measured(x, y)
         if abs(power_value(ratio) - measured) > TOLERANCE * max(1.0, measured):
             return None
         return Value("length", (x, y), None, ratio, reduced.sources)
@@ -210,7 +288,8 @@ def _final(value: Value, goal: _Goal, answer: str, refs: tuple[int, ...]) -> str
         "length": "ratio chasing",
         "area": "triangle area",
     }
-    where = f"{rule[goal.kind]} from {', '.join(map(str, refs))}" if refs else rule[goal.kind]
+    how = value.rule or rule[goal.kind]
+    where = f"{how} from {', '.join(map(str, refs))}" if refs else how
     name = f"{goal.kind} {' '.join(goal.points)}"
     if goal.kind == "var":
         return f"angle {' '.join(goal.points)} = {_degrees(value)}  [{where}]; x = {answer}"
