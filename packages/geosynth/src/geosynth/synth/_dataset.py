@@ -7,6 +7,8 @@ Layout of a dataset folder::
     data/shard-00000.jsonl one record per line, keys sorted (written atomically: temp file + rename)
     images/<id>.png        diagrams, when rendering is on
     stats.json             :func:`geosynth.synth.dataset_stats` of the finished folder
+    pgps/                  with ``pgps``: problems in the PGPS annotation format on each record's figure
+                           (data/shard-*.jsonl per shard, Diagram/<id>.png, pgps.json deduplicated)
 
 Shard ``k`` holds records ``k * shard_size`` onwards; a shard file exists only once complete, so a rerun
 skips the shards already there. Shards are made by worker processes (``jobs``) or Ray tasks; since every
@@ -29,7 +31,7 @@ from geosynth._problem import parse_problem
 from geosynth._realise import Diagram
 from geosynth._workers import worker_context
 from geosynth.synth._config import SynthConfig, Task
-from geosynth.synth._generate import generate_one
+from geosynth.synth._generate import generate_with_figure
 from geosynth.synth._records import SynthRecord
 from geosynth.synth._render import render_diagram, require_renderer
 from geosynth.synth.errors import DatasetError, GenerationFailed
@@ -61,6 +63,15 @@ class Manifest(BaseModel):
     """``png`` or ``svg``."""
     config: dict[str, Any]
     """The generator configuration (as JSON)."""
+    pgps: int = 0
+    """PGPS-format problems made on each calculation record's figure (0: none; not written when 0)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The manifest as written (``pgps`` only when on, so folders made without it still match)."""
+        data = self.model_dump(mode="json")
+        if not self.pgps:
+            del data["pgps"]
+        return data
 
 
 class ShardResult(BaseModel):
@@ -75,6 +86,10 @@ class ShardResult(BaseModel):
     """Image file name to bytes."""
     failed: tuple[int, ...]
     """Record indices that exhausted their tries (left out)."""
+    pgps_lines: tuple[str, ...] = ()
+    """PGPS-format problems on the shard's figures (JSON lines, :meth:`PGPSProblem.line`)."""
+    pgps_images: dict[str, bytes] = {}
+    """Their diagrams: file name to bytes."""
 
 
 def record_line(record: SynthRecord) -> str:
@@ -98,16 +113,30 @@ def _render_bytes(record: SynthRecord, fmt: str) -> bytes:
 
 
 def make_shard(
-    config_json: str, task: Task, seed: int, shard: int, shard_size: int, n: int, render: bool, fmt: str
+    config_json: str,
+    task: Task,
+    seed: int,
+    shard: int,
+    shard_size: int,
+    n: int,
+    render: bool,
+    fmt: str,
+    pgps: int = 0,
 ) -> ShardResult:
-    """Generate (and optionally render) one shard; runs in a worker process or a Ray task."""
+    """Generate (and optionally render) one shard; runs in a worker process or a Ray task.
+
+    With ``pgps`` (calculation records), also up to that many PGPS-format problems on each record's
+    whole sampled figure, rendered with their values when ``render`` is on.
+    """
     config = SynthConfig.model_validate_json(config_json)
     lines: list[str] = []
     images: dict[str, bytes] = {}
     failed: list[int] = []
+    pgps_lines: list[str] = []
+    pgps_images: dict[str, bytes] = {}
     for index in range(shard * shard_size, min(n, (shard + 1) * shard_size)):
         try:
-            record = generate_one(config, task, seed, index)
+            record, figure = generate_with_figure(config, task, seed, index)
         except GenerationFailed:
             failed.append(index)
             continue
@@ -116,7 +145,18 @@ def make_shard(
             images[name] = _render_bytes(record, fmt)
             record = record.model_copy(update={"image": f"images/{name}"})
         lines.append(record_line(record))
-    return ShardResult(shard=shard, lines=tuple(lines), images=images, failed=tuple(failed))
+        if pgps and task == "calculation":
+            from geosynth.synth._pgps_out import pgps_shard_lines
+
+            pgps_lines.extend(pgps_shard_lines(figure, record, pgps, render, fmt, pgps_images))
+    return ShardResult(
+        shard=shard,
+        lines=tuple(lines),
+        images=images,
+        failed=tuple(failed),
+        pgps_lines=tuple(pgps_lines),
+        pgps_images=pgps_images,
+    )
 
 
 def shard_path(out: Path, shard: int) -> Path:
@@ -124,27 +164,36 @@ def shard_path(out: Path, shard: int) -> Path:
     return out / "data" / f"shard-{shard:05d}.jsonl"
 
 
-def _store(out: Path, result: ShardResult) -> None:
+def pgps_shard_path(out: Path, shard: int) -> Path:
+    """The PGPS-format file of shard ``shard``."""
+    return out / "pgps" / "data" / f"shard-{shard:05d}.jsonl"
+
+
+def _store(out: Path, result: ShardResult, pgps: bool) -> None:
     for name, data in sorted(result.images.items()):
         atomic_write(out / "images" / name, data)
+    if pgps:  # before the record shard, whose file marks the shard as done
+        for name, data in sorted(result.pgps_images.items()):
+            atomic_write(out / "pgps" / "Diagram" / name, data)
+        text = "".join(line + "\n" for line in result.pgps_lines)
+        atomic_write(pgps_shard_path(out, result.shard), text.encode("utf-8"))
     text = "".join(line + "\n" for line in result.lines)
     atomic_write(shard_path(out, result.shard), text.encode("utf-8"))
 
 
 def _check_manifest(out: Path, manifest: Manifest) -> None:
     path = out / "manifest.json"
+    new = manifest.as_json()
     if path.is_file():
         old = json.loads(path.read_text(encoding="utf-8"))
-        if old != manifest.model_dump(mode="json"):
-            changed = sorted(
-                k for k in manifest.model_dump(mode="json") if old.get(k) != getattr(manifest, k)
-            )
+        if old != new:
+            changed = sorted(k for k in {*new, *old} if old.get(k) != new.get(k))
             raise DatasetError(
                 f"{out} holds a dataset made with different settings ({', '.join(changed)}); "
                 "use a new folder or the same settings to resume"
             )
     else:
-        text = json.dumps(manifest.model_dump(mode="json"), sort_keys=True, indent=2) + "\n"
+        text = json.dumps(new, sort_keys=True, indent=2) + "\n"
         atomic_write(path, text.encode("utf-8"))
 
 
@@ -161,8 +210,12 @@ from the emitted statement; see manifest.json for the configuration and stats.js
 """
 
 
-def _pending(out: Path, shards: int) -> list[int]:
-    return [k for k in range(shards) if not shard_path(out, k).is_file()]
+def _pending(out: Path, shards: int, pgps: bool) -> list[int]:
+    return [
+        k
+        for k in range(shards)
+        if not shard_path(out, k).is_file() or (pgps and not pgps_shard_path(out, k).is_file())
+    ]
 
 
 def _local(args: list[tuple[Any, ...]], jobs: int) -> Iterator[ShardResult]:
@@ -189,6 +242,7 @@ def write_dataset(
     render: bool = False,
     image_format: str = "png",
     progress: Progress | None = None,
+    pgps: int = 0,
 ) -> tuple[int, tuple[int, ...]]:
     """Generate ``n`` records into ``out`` (resuming: finished shards are kept).
 
@@ -204,6 +258,8 @@ def write_dataset(
         render: Render every diagram (needs the ``render`` extra and the renderer module).
         image_format: ``png`` or ``svg``.
         progress: Called as shards finish.
+        pgps: Calculation tasks: also write up to this many PGPS-format problems per record's figure to
+            ``out/pgps`` (see :func:`geosynth.synth.assemble_pgps`); 0 for none.
 
     Returns:
         Shards made in this call, and record indices left out because they exhausted their tries.
@@ -217,6 +273,10 @@ def write_dataset(
         raise ValueError(f"n, shard_size and jobs must be positive, got {n}, {shard_size}, {jobs}")
     if image_format not in ("png", "svg"):
         raise ValueError(f"image_format must be png or svg, got {image_format!r}")
+    if pgps < 0 or (pgps and task != "calculation"):
+        raise ValueError(
+            f"pgps problems need a calculation task and a count of at least 0, got {pgps} ({task})"
+        )
     if render:
         require_renderer()
     manifest = Manifest(
@@ -228,13 +288,16 @@ def write_dataset(
         render=render,
         image_format=image_format,
         config=config.model_dump(mode="json"),
+        pgps=pgps,
     )
     out.mkdir(parents=True, exist_ok=True)
     _check_manifest(out, manifest)
     shards = -(-n // shard_size)
-    todo = _pending(out, shards)
+    todo = _pending(out, shards, pgps > 0)
     done = (shards - len(todo)) * shard_size
-    args = [(config.model_dump_json(), task, seed, k, shard_size, n, render, image_format) for k in todo]
+    args = [
+        (config.model_dump_json(), task, seed, k, shard_size, n, render, image_format, pgps) for k in todo
+    ]
     results: Iterator[ShardResult]
     if use_ray:
         from geosynth.synth._ray import ray_shards
@@ -244,13 +307,17 @@ def write_dataset(
         results = _local(args, jobs)
     failed: list[int] = []
     for result in results:
-        _store(out, result)
+        _store(out, result, pgps > 0)
         failed.extend(result.failed)
         done += shard_size
         if progress is not None:
             progress(min(done, n), n)
     card = CARD.format(task=task, n=n, seed=seed, name=config.name)
     atomic_write(out / "README.md", card.encode("utf-8"))
+    if pgps:
+        from geosynth.synth._pgps_out import assemble_pgps
+
+        assemble_pgps(out, shards)
     return len(todo), tuple(sorted(failed))
 
 

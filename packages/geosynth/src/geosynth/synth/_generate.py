@@ -27,7 +27,7 @@ from geosynth.synth._choices import boxed, multiple_choice
 from geosynth.synth._config import SynthConfig, Task
 from geosynth.synth._proving import ProvingProblem, check_proving, make_proving
 from geosynth.synth._records import PointRecord, SynthRecord
-from geosynth.synth._sample import sample_figure
+from geosynth.synth._sample import Figure, sample_figure
 from geosynth.synth._text import calc_conclusion, problem_text, proof_text
 from geosynth.synth.errors import GenerationFailed, SynthError
 
@@ -240,16 +240,27 @@ def generate_one(config: SynthConfig, task: Task, seed: int, index: int) -> Synt
     Raises:
         GenerationFailed: No sampled figure gave a checked problem within ``config.sample_tries``.
     """
+    return generate_with_figure(config, task, seed, index)[0]
+
+
+def generate_with_figure(
+    config: SynthConfig, task: Task, seed: int, index: int
+) -> tuple[SynthRecord, Figure]:
+    """Record ``index`` of the run and the whole sampled figure it was cut from (before the cut).
+
+    Raises:
+        GenerationFailed: No sampled figure gave a checked problem within ``config.sample_tries``.
+    """
     own = record_seed(seed, index, task)
     base = {"id": f"{task}-{seed}-{index:07d}", "task": task, "index": index, "seed": own}
     for attempt in range(config.sample_tries):
         try:
             with _deadline(config.time_limit):
-                record = _attempt(config, task, own, attempt, base)
+                made = _attempt(config, task, own, attempt, base)
         except _Overtime:
             continue  # the figure's search ran away within one engine round: drop the figure
-        if record is not None:
-            return record
+        if made is not None:
+            return made
     raise GenerationFailed(
         f"record {index} (seed {seed}, task {task}): no checked problem after {config.sample_tries} figures"
     )
@@ -257,8 +268,8 @@ def generate_one(config: SynthConfig, task: Task, seed: int, index: int) -> Synt
 
 def _attempt(
     config: SynthConfig, task: Task, own: int, attempt: int, base: dict[str, Any]
-) -> SynthRecord | None:
-    """One sampled figure: the record it yields, or ``None``."""
+) -> tuple[SynthRecord, Figure] | None:
+    """One sampled figure: the record it yields and the figure, or ``None``."""
     rng = random.Random(own * 1000 + attempt)
     nprng = np.random.default_rng([own, attempt])
     figure = sample_figure(config, task, rng, nprng)
@@ -268,12 +279,12 @@ def _attempt(
         proving = make_proving(figure, config, rng)
         split = None if proving is None else _aux_split(proving, base, config)
         if proving is not None and split is not None:
-            return _proving_record(proving, base, rng, split)
+            return _proving_record(proving, base, rng, split), figure
         return None
     calculation = make_calculation(figure, config, rng)
     checked = None if calculation is None else _crosscheck(calculation, base, config)
     if calculation is not None and checked is not None:
-        return _calculation_record(calculation, base, rng, checked)
+        return _calculation_record(calculation, base, rng, checked), figure
     return None
 
 

@@ -607,13 +607,25 @@ def render_diagram(
     return path
 
 
-def _draw(layout: Layout, path: Path, fmt: str, seed: int) -> None:
-    """Draw a layout with matplotlib (imported here only) and save it without dates or versions."""
+def _draw(
+    layout: Layout,
+    path: Path,
+    fmt: str,
+    seed: int,
+    *,
+    notes: Sequence[tuple[float, float, str]] = (),
+    arcs: Sequence[tuple[float, float, float, float, float]] = (),
+) -> None:
+    """Draw a layout with matplotlib (imported here only) and save it without dates or versions.
+
+    ``notes`` are texts at positions (values written on the figure), ``arcs`` angle marks (centre,
+    radius, start and end in degrees), both in inches.
+    """
     try:
         import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-        from matplotlib.patches import Circle
+        from matplotlib.patches import Arc, Circle
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError('rendering diagrams needs matplotlib: pip install "geosynth[render]"') from err
     rc: dict[Any, Any] = {
@@ -639,6 +651,12 @@ def _draw(layout: Layout, path: Path, fmt: str, seed: int) -> None:
         axes.plot(xs, ys, linestyle="none", marker="o", markersize=3.5, color="black")
         for label in layout.labels:
             axes.text(label.x, label.y, label.text, ha="center", va="center", fontsize=FONT_POINTS)
+        for x, y, r, start, end in arcs:
+            axes.add_patch(
+                Arc((x, y), 2 * r, 2 * r, theta1=start, theta2=end, color="#444444", linewidth=0.8)
+            )
+        for x, y, text in notes:
+            axes.text(x, y, text, ha="center", va="center", fontsize=FONT_POINTS - 1, color="#b01c1c")
         metadata: dict[str, str | None] = (
             {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
         )

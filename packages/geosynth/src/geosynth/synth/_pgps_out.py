@@ -1,0 +1,397 @@
+r"""PGPS-format problems from synthesized calculation records, and the corpus they make.
+
+:func:`pgps_problems` turns one checked calculation record (its cut-down figure and diagram) into up
+to ``count`` distinct problems in the PGPS9K annotation format (``text``, ``parsing_stru_seqs``,
+``parsing_sem_seqs``, ``expression``, ``answer``, ``choices``, ``type``), each executed by geodsl to
+the figure's value. The corpus functions work on such records wherever they come from:
+
+* :func:`statement_key`: what makes two problems the same problem (normalised text and clauses);
+  :func:`dedupe` keeps the first of each;
+* :func:`find_leaks`: corpus problems whose statement matches a test-split problem (the check that no
+  test problem is used for training);
+* :func:`operator_histogram`, :func:`type_histogram`: the mix of a corpus or of a real split.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import random
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from geodsl import OPERATORS
+from geodsl.data import PGPSRecord, load_pgps
+from geodsl.errors import DataError
+from geosynth._files import atomic_write
+from geosynth._problem import Problem, parse_problem
+from geosynth._realise import Diagram
+from geosynth.synth._pgps_compose import (
+    STATABLE,
+    Design,
+    Written,
+    as_variable,
+    choose_values,
+    design_problem,
+    well_posed,
+    write_problem,
+)
+from geosynth.synth._pgps_figure import PGPSFigure, pgps_figure
+from geosynth.synth._pgps_theorems import Theorem, theorems
+from geosynth.synth._records import SynthRecord
+from geosynth.synth._sample import Figure
+from geosynth.synth.errors import DatasetError, SynthError
+
+__all__ = (
+    "PGPS_FIELDS",
+    "PGPSProblem",
+    "assemble_pgps",
+    "dedupe",
+    "find_leaks",
+    "operator_histogram",
+    "pgps_json",
+    "pgps_problems",
+    "pgps_shard_lines",
+    "read_pgps_shards",
+    "record_figure",
+    "render_problem",
+    "statement_key",
+    "type_histogram",
+)
+
+PGPS_FIELDS = ("diagram", "text", "parsing_stru_seqs", "parsing_sem_seqs", "expression", "answer", "type")
+"""Annotation fields in the order the published files have them (then ``book``, ``page``, ``choices``)."""
+DEFAULT_LENGTHS = (2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 20, 24, 25, 30)
+"""Whole lengths a problem's figure is scaled to (one given length takes one of them)."""
+_ATTEMPTS = 8
+"""Designs tried per problem asked for."""
+_LETTER = 0.4
+_VARIABLE = 0.15
+
+
+@dataclass(frozen=True)
+class PGPSProblem:
+    """A written PGPS problem with the figure it is about and what its diagram must show."""
+
+    record: PGPSRecord
+    """The annotation record (its ``diagram`` is the image file name once rendered)."""
+    source: str
+    """The id of the synthesized record whose figure it uses."""
+    figure: Problem
+    """The figure's construction clauses."""
+    diagram: Diagram
+    """The figure's coordinates."""
+    written: Written
+    """The given values to label, the extra segments to draw."""
+
+    def line(self) -> dict[str, object]:
+        """The problem as one line of a PGPS shard: the annotation entry, its source and its figure."""
+        return {
+            **pgps_json(self.record),
+            "source": self.source,
+            "figure": self.figure.text(),
+            "points": [{"name": n, "x": x, "y": y} for n, (x, y) in self.diagram.points.items()],
+            "labels": [
+                {"kind": q.kind, "points": list(q.pts), "text": text} for q, text in self.written.values
+            ],
+            "draw": [list(pair) for pair in self.written.draw],
+            "right": [list(names) for names in self.written.right],
+        }
+
+
+def record_figure(record: SynthRecord) -> Figure:
+    """A calculation record's (cut-down) figure, as the sampler's :class:`Figure`.
+
+    Raises:
+        SynthError: The record is not a calculation record with a given length.
+    """
+    if record.task != "calculation" or not record.givens or not record.givens[0].startswith("length "):
+        raise SynthError(f"record {record.id} is not a calculation record with a given length")
+    _, p, q, _, length = record.givens[0].split()
+    diagram = Diagram(points={pt.name: (pt.x, pt.y) for pt in record.points}, attempts=1)
+    return Figure(parse_problem(record.problem), diagram, (p, q), int(length))
+
+
+def _goal_ok(design: Design, fig: PGPSFigure) -> bool:
+    """Not a right angle or a straight one, and not a stated equality read back (``AB = AC, AC = 6``)."""
+    first = design.steps[0][0]
+    if len(design.steps) == 1 and first.op == "Equal" and any(f[0] == "eq" for f in first.facts):
+        return False
+    value = fig.value(design.goal)
+    if design.goal.kind == "ang":
+        return abs(value - 90.0) > 1e-6 and value < 179.0
+    return value > 1e-9
+
+
+def _variant(design: Design, fig: PGPSFigure, rng: random.Random) -> None:
+    roll = rng.random()
+    if roll < _VARIABLE and as_variable(design, fig, rng):
+        return
+    if design.goal.kind in STATABLE and roll < _VARIABLE + _LETTER:
+        design.letter = rng.choice(("x", "y", "z"))
+
+
+def pgps_problems(
+    figure: Figure,
+    *,
+    source: str,
+    seed: int,
+    count: int = 4,
+    lengths: Sequence[int] = DEFAULT_LENGTHS,
+    weights: dict[str, float] | None = None,
+) -> list[PGPSProblem]:
+    """Up to ``count`` distinct PGPS problems on a calculation figure, each verified by geodsl.
+
+    The choices come from ``seed`` only, so the same figure and seed always give the same problems.
+
+    Args:
+        figure: A calculation figure (its ``scale`` segment has length ``length``).
+        source: The id of the record the figure belongs to (problem ids are ``{source}-{k}``).
+        seed: The seed of the choices.
+        count: How many problems to make (fewer when the figure offers fewer).
+        lengths: Whole lengths the figure is scaled to.
+        weights: Operator weights of the problem's central step (the composer's defaults if ``None``).
+
+    Raises:
+        SynthError: The figure has no given length.
+    """
+    if figure.scale is None or figure.length is None:
+        raise SynthError(f"figure of {source} has no given length (not a calculation figure)")
+    fig = pgps_figure(figure.problem, figure.diagram, figure.scale, float(figure.length))
+    found = theorems(fig)
+    rng = random.Random(seed * 31 + 7)
+    out: list[PGPSProblem] = []
+    keys: set[str] = set()
+    for _ in range(count * _ATTEMPTS):
+        if len(out) >= count:
+            break
+        written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights)
+        if written is None:
+            continue
+        key = statement_key(written.record)
+        if key not in keys:
+            keys.add(key)
+            out.append(PGPSProblem(written.record, source, figure.problem, figure.diagram, written))
+    return out
+
+
+def _one(
+    fig: PGPSFigure,
+    found: Sequence[Theorem],
+    rng: random.Random,
+    record_id: str,
+    lengths: Sequence[int],
+    weights: dict[str, float] | None,
+) -> Written | None:
+    design = design_problem(found, rng, weights)
+    if design is None or not _goal_ok(design, fig):
+        return None
+    if not choose_values(design, fig, lengths, rng) or not well_posed(design, found):
+        return None
+    _variant(design, fig, rng)
+    return write_problem(design, fig, rng, record_id)
+
+
+# --- the corpus -------------------------------------------------------------------------------
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def statement_key(record: PGPSRecord) -> str:
+    """What identifies a problem: its text and both clause lists, normalised (case, spacing, clause order).
+
+    Two records with the same key pose the same problem, whatever their programs or ids.
+    """
+    body = {
+        "text": _normal(record.text),
+        "stru": sorted(_normal(c) for c in record.stru_clauses),
+        "sem": sorted(_normal(c) for c in record.sem_clauses),
+    }
+    return hashlib.sha1(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def dedupe(records: Iterable[PGPSRecord], seen: set[str] | None = None) -> list[PGPSRecord]:
+    """The records whose :func:`statement_key` has not occurred before (in ``seen``, then earlier in the list).
+
+    ``seen`` is updated, so a corpus can be deduplicated shard by shard.
+    """
+    keys = set() if seen is None else seen
+    out: list[PGPSRecord] = []
+    for record in records:
+        key = statement_key(record)
+        if key not in keys:
+            keys.add(key)
+            out.append(record)
+    return out
+
+
+_POINTS = re.compile(r"\b[A-Z](?:'|\d)*(?:[A-Z](?:'|\d)*)*\b")
+
+
+def _sem_values(record: PGPSRecord) -> str:
+    """The semantic clauses with point names removed, sorted: the givens' values and relations."""
+    return json.dumps(sorted(_POINTS.sub("P", _normal(c).upper()) for c in record.sem_clauses))
+
+
+def find_leaks(corpus: Iterable[PGPSRecord], tests: Iterable[PGPSRecord]) -> list[tuple[str, str]]:
+    """Corpus records that pose a test problem: ``(corpus id, test id)`` pairs.
+
+    A corpus record matches a test record when their :func:`statement_key` agree (same text and
+    clauses), or when they have the same normalised text and the same semantic clauses up to the
+    names of the points (the same question about the same values in a relabelled figure).
+    """
+    exact: dict[str, str] = {}
+    loose: dict[tuple[str, str], str] = {}
+    for test in tests:
+        exact.setdefault(statement_key(test), test.id)
+        loose.setdefault((_normal(test.text), _sem_values(test)), test.id)
+    out: list[tuple[str, str]] = []
+    for record in corpus:
+        hit = exact.get(statement_key(record)) or loose.get((_normal(record.text), _sem_values(record)))
+        if hit is not None:
+            out.append((record.id, hit))
+    return out
+
+
+def operator_histogram(records: Iterable[PGPSRecord]) -> dict[str, int]:
+    """How many programs use each operator (an operator counts once per program), most used first."""
+    counts: collections.Counter[str] = collections.Counter()
+    for record in records:
+        counts.update({t for t in record.expression.split() if t in OPERATORS})
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def type_histogram(records: Iterable[PGPSRecord]) -> dict[str, int]:
+    """How many problems have each knowledge type, most common first."""
+    counts = collections.Counter(r.knowledge_type for r in records)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def pgps_json(record: PGPSRecord) -> dict[str, object]:
+    """A record as one entry of a PGPS annotation file (published field order, ``id`` first)."""
+    entry: dict[str, object] = {"id": record.id}
+    if record.diagram is not None:
+        entry["diagram"] = record.diagram
+    entry |= {
+        "text": record.text,
+        "parsing_stru_seqs": list(record.stru_clauses),
+        "parsing_sem_seqs": list(record.sem_clauses),
+        "expression": record.expression,
+        "answer": record.answer,
+        "type": record.type,
+        "book": record.book if record.book is not None else "geosynth",
+        "page": record.page if record.page is not None else "",
+        "choices": list(record.choices),
+    }
+    return entry
+
+
+# --- dataset folders -----------------------------------------------------------------------------
+
+
+def render_problem(problem: PGPSProblem, fmt: str = "png") -> bytes:
+    """The diagram of a problem, with its given values written on it, as image bytes.
+
+    Raises:
+        RenderError: A construction has no drawing or a value names an unknown point.
+    """
+    from geosynth.synth._pgps_render import render_pgps
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = render_pgps(
+            problem.figure,
+            problem.diagram,
+            Path(folder) / f"diagram.{fmt}",
+            values=problem.written.values,
+            draw=problem.written.draw,
+            right=problem.written.right,
+            fmt=fmt,
+            seed=int(hashlib.sha1(problem.record.id.encode("utf-8")).hexdigest()[:8], 16),
+        )
+        return path.read_bytes()
+
+
+def pgps_shard_lines(
+    figure: Figure, record: SynthRecord, count: int, render: bool, fmt: str, images: dict[str, bytes]
+) -> list[str]:
+    """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``)."""
+    lines: list[str] = []
+    for problem in pgps_problems(figure, source=record.id, seed=record.seed, count=count):
+        item = problem
+        if render:
+            name = f"{problem.record.id}.{fmt}"
+            images[name] = render_problem(problem, fmt)
+            item = PGPSProblem(
+                problem.record.model_copy(update={"diagram": name}),
+                problem.source,
+                problem.figure,
+                problem.diagram,
+                problem.written,
+            )
+        lines.append(json.dumps(item.line(), sort_keys=False, ensure_ascii=False))
+    return lines
+
+
+def read_pgps_shards(out: Path, shards: int | None = None) -> list[list[PGPSRecord]]:
+    """The PGPS records of a dataset folder's shards, shard by shard (missing shards are empty).
+
+    Raises:
+        DatasetError: A shard file is not PGPS-format JSON Lines.
+    """
+    folder = out / "pgps" / "data"
+    files = (
+        sorted(folder.glob("shard-*.jsonl"))
+        if shards is None
+        else [folder / f"shard-{k:05d}.jsonl" for k in range(shards)]
+    )
+    out_records: list[list[PGPSRecord]] = []
+    for file in files:
+        if not file.is_file() or not file.stat().st_size:
+            out_records.append([])
+            continue
+        try:
+            out_records.append(load_pgps(file))
+        except DataError as exc:
+            raise DatasetError(f"PGPS shard {file}: {exc}") from None
+    return out_records
+
+
+def assemble_pgps(out: Path, shards: int | None = None) -> dict[str, object]:
+    """Write ``out/pgps/pgps.json`` (the corpus, deduplicated in shard order) and ``out/pgps/stats.json``.
+
+    The corpus file has the published layout (an object keyed by problem id), so
+    ``geodsl.data.load_pgps`` and ``geo synth mts`` read it; diagrams are under ``out/pgps/Diagram``.
+    Rebuilt from the shard files on every run, so a resumed run ends with the same corpus.
+
+    Returns:
+        The statistics written: problems kept, duplicates dropped, operator and type histograms.
+
+    Raises:
+        DatasetError: A shard file is not PGPS-format JSON Lines.
+    """
+    seen: set[str] = set()
+    kept: list[PGPSRecord] = []
+    total = 0
+    for records in read_pgps_shards(out, shards):
+        total += len(records)
+        kept.extend(dedupe(records, seen))
+    corpus = {r.id: {k: v for k, v in pgps_json(r).items() if k != "id"} for r in kept}
+    folder = out / "pgps"
+    atomic_write(
+        folder / "pgps.json", (json.dumps(corpus, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    )
+    stats: dict[str, object] = {
+        "problems": len(kept),
+        "duplicates": total - len(kept),
+        "figures": len({r.id.rsplit("-", 1)[0] for r in kept}),
+        "operators": operator_histogram(kept),
+        "types": type_histogram(kept),
+    }
+    atomic_write(folder / "stats.json", (json.dumps(stats, indent=2) + "\n").encode("utf-8"))
+    return stats
