@@ -9,7 +9,6 @@ import pytest
 
 import geoprm
 from geoprm import (
-    UNSCORED,
     Critique,
     StepCritique,
     VerdictLogprobs,
@@ -18,7 +17,7 @@ from geoprm import (
     score_critique,
     to_step_judgement,
 )
-from geotts import StepJudgement
+from geotts import UNSCORED, StepJudgement
 
 
 def _text(judgements: list[str], correction: str | None = "Step 2: The area is 36.") -> str:
@@ -41,22 +40,18 @@ def _text(judgements: list[str], correction: str | None = "Step 2: The area is 3
 
 def _judge(text: str, steps: tuple[str, ...], logprobs: list[VerdictLogprobs]) -> StepJudgement:
     parsed = parse_critique(text, strict=False)
-    return to_step_judgement(parsed, score_critique(parsed, logprobs, num_steps=len(steps)), steps)
+    return to_step_judgement(parsed, score_critique(parsed, logprobs, num_steps=len(steps)))
 
 
 def _lp(step: int, correct: float) -> VerdictLogprobs:
     return VerdictLogprobs(step=step, top_logprobs={" Correct": correct, " Incorrect": -1.0})
 
 
-def test_incorrect_step_becomes_first_wrong_with_the_correction_in_the_solutions_labelling() -> None:
-    text = _text(["Correct", "Incorrect"], correction="The area is 36.")
-    labelled = _judge(
-        text, ("Step 1: AB = 6.", "Step 2: area 12.", "Step 3: done."), [_lp(1, -0.1), _lp(2, -2.0)]
-    )
-    assert labelled.first_wrong == 1 and len(labelled.scores) == 2
-    assert labelled.correction == "Step 2: The area is 36."
-    plain = _judge(text, ("AB = 6.", "area 12.", "done."), [_lp(1, -0.1), _lp(2, -2.0)])
-    assert plain.correction == "The area is 36."
+def test_incorrect_step_becomes_first_wrong_with_the_critiques_correction() -> None:
+    text = _text(["Correct", "Incorrect"], correction="Step 2: The area is 36.")
+    judgement = _judge(text, ("AB = 6.", "area 12.", "done."), [_lp(1, -0.1), _lp(2, -2.0)])
+    assert judgement.first_wrong == 1 and len(judgement.scores) == 2
+    assert judgement.correction == "Step 2: The area is 36."  # geotts.refined_prefix writes it in place
 
 
 def test_all_correct_critique_covering_the_solution_passes() -> None:
@@ -77,8 +72,6 @@ def test_a_critique_that_cannot_vouch_for_every_step_is_not_all_correct() -> Non
 def test_public_surface_is_the_reviewed_snapshot() -> None:
     assert geoprm.__all__ == (
         "PROMPT_VERSION",
-        "UNSCORED",
-        "Aggregation",
         "CriticError",
         "Critique",
         "CritiqueParseError",
@@ -94,24 +87,16 @@ def test_public_surface_is_the_reviewed_snapshot() -> None:
         "PromptError",
         "PromptName",
         "ScoringError",
-        "Selection",
-        "SplitSolution",
-        "SplitStyle",
         "StepCritique",
         "StepScore",
         "Verdict",
         "VerdictLogprobs",
         "critique_prompt",
         "format_critique",
-        "format_steps",
         "parse_critique",
         "policy_prompt",
         "score_critique",
-        "select_refined_bon",
-        "solution_score",
-        "split_steps",
         "step_score",
-        "strip_step_label",
         "to_step_judgement",
     )
     for name in geoprm.__all__:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from geoprm import Critique, StepCritique, format_critique, parse_critique, split_steps
+from geoprm import Critique, StepCritique, format_critique, parse_critique
 from geoprm.data import (
     DataError,
     MonteCarlo,
@@ -22,7 +22,7 @@ from geoprm.data import (
     visualprm_items,
     write_records,
 )
-from geotts import Completion, GenerationRequest, LastNumberExtractor, numeric_key
+from geotts import Completion, GenerationRequest, LastNumberExtractor, numeric_key, split_steps
 from geotts.testing import FunctionSampler
 
 # A small world: every problem asks for a + b; a solution step containing "slip" is wrong, and any

@@ -105,13 +105,29 @@ def test_bad_requests_are_rejected() -> None:
         pass_at_k([P1], 4, [5])
     with pytest.raises(ValueError, match="5 refined but 4 sampled"):
         EvalProblem(id="x", answer=1.0, sampled=P1.sampled, refined=(*P1.refined, C(1.0)))
+    with pytest.raises(ValueError, match="an all_correct candidate needs the scores of its judged steps"):
+        C(1.0, verdict="all_correct")
 
 
-candidates = st.builds(
-    EvalCandidate,
-    answer=st.sampled_from([None, 1.0, 2.0, 3.0]),
-    step_scores=st.lists(st.one_of(st.none(), st.floats(0.0, 1.0)), max_size=3).map(tuple),
-    verdict=st.sampled_from(["all_correct", "has_incorrect", "undetermined"]),
+def test_recorded_candidates_are_read_as_geotts_judgements() -> None:
+    # a judged step without a score counts 0.5: (0.95, 0.5) has mean 0.725 < 0.8, so the second wins
+    pool = (C(1.0, 0.95, None, verdict="all_correct"), C(2.0, 0.8, 0.8, verdict="all_correct"))
+    (row,) = accuracy_curve([EvalProblem(id="p", answer=2.0, sampled=pool)], [2])
+    assert row.bon == 1.0
+    assert pool[0].judgement == StepJudgement(scores=(0.95, 0.5))
+    # anything but all_correct: the last judged step is the first wrong one; no steps: one unverified step
+    assert C(1.0, 0.9, 0.2).judgement == StepJudgement(scores=(0.9, 0.2), first_wrong=1)
+    assert C(None, verdict="undetermined").judgement == StepJudgement(scores=(0.5,), first_wrong=0)
+
+
+candidates = (
+    st.tuples(
+        st.sampled_from([None, 1.0, 2.0, 3.0]),
+        st.lists(st.one_of(st.none(), st.floats(0.0, 1.0)), max_size=3).map(tuple),
+        st.sampled_from(["all_correct", "has_incorrect", "undetermined"]),
+    )
+    .filter(lambda t: t[2] != "all_correct" or bool(t[1]))
+    .map(lambda t: EvalCandidate(answer=t[0], step_scores=t[1], verdict=t[2]))  # type: ignore[arg-type]
 )
 
 

@@ -13,9 +13,9 @@ from geoprm import (
     format_critique,
     parse_critique,
     policy_prompt,
-    split_steps,
 )
 from geoprm._prompts import PLACEHOLDERS, load_template
+from geotts import split_steps
 
 QUESTION = "In the figure, AB = $6 and {x} marks angle ABC. Find the area of square ABCD."
 

@@ -1,4 +1,4 @@
-"""Step scores from verdict log-probs, solution scores and the refined best-of-N decision rule."""
+"""Step scores from verdict log-probs and the critique's verdict (the selection rule is geotts's)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,15 @@ from pydantic import ValidationError
 
 from geoprm import (
     Critique,
-    CritiqueScores,
     JudgementTokens,
     ScoringError,
     StepCritique,
-    StepScore,
     VerdictLogprobs,
     format_critique,
     parse_critique,
     score_critique,
-    select_refined_bon,
-    solution_score,
     step_score,
+    to_step_judgement,
 )
 
 
@@ -84,9 +81,10 @@ def test_score_critique_scores_each_step_and_keeps_the_verdict() -> None:
     assert [step.score for step in scores.steps] == pytest.approx([0.9, 0.5, 0.25])
     assert [step.judgement for step in scores.steps] == ["Correct", "Correct", "Incorrect"]
     assert scores.verdict == "has_incorrect" and scores.verdict_reason is None
-    assert scores.solution_score("mean") == pytest.approx(0.55)
-    assert scores.solution_score("min") == pytest.approx(0.25)
-    assert scores.solution_score("max") == pytest.approx(0.9)
+    judgement = to_step_judgement(parse_critique(format_critique(critique), strict=False), scores)
+    assert judgement.aggregate("mean") == pytest.approx(0.55)
+    assert judgement.aggregate("min") == pytest.approx(0.25)
+    assert judgement.aggregate("max") == pytest.approx(0.9)
 
 
 def test_text_parsed_and_critique_inputs_score_the_same() -> None:
@@ -107,7 +105,9 @@ def test_truncated_critique_leaves_cut_steps_unscored_with_a_reason() -> None:
     assert reason is not None and "no readable final verdict" in reason
     assert scores.verdict == "undetermined"
     assert scores.verdict_reason is not None and "verdict is unreadable" in scores.verdict_reason
-    assert scores.solution_score() == pytest.approx(0.7)
+    # as a judgement: the unreadable step 3 is the first unverified one and counts 0.5
+    judgement = to_step_judgement(parse_critique(cut, strict=False), scores)
+    assert judgement.scores == pytest.approx((0.8, 0.6, 0.5)) and judgement.first_wrong == 2
     assert any(problem.kind == "truncated" for problem in scores.problems)
 
 
@@ -155,86 +155,3 @@ def test_scoring_any_text_never_raises_and_stays_in_range(text: str, logprobs: l
     for step in scores.steps:
         assert (step.score is None) != (step.reason is None)
         assert step.score is None or 0.0 <= step.score <= 1.0
-
-
-def test_solution_score_skips_unscored_steps_and_rejects_unknown_aggregations() -> None:
-    assert solution_score([0.2, None, 0.8]) == pytest.approx(0.5)
-    assert solution_score([None, None]) is None
-    assert solution_score([]) is None
-    with pytest.raises(ScoringError, match="unknown aggregation 'median'"):
-        solution_score([0.5], "median")  # type: ignore[arg-type]
-
-
-def _candidate(verdict: str, *scores: float | None) -> CritiqueScores:
-    steps = tuple(
-        StepScore(index=i, judgement="Correct", score=s, reason=None if s is not None else "cut")
-        for i, s in enumerate(scores, start=1)
-    )
-    return CritiqueScores(
-        steps=steps,
-        verdict=verdict,  # type: ignore[arg-type]
-        verdict_reason="x" if verdict == "undetermined" else None,
-        problems=(),
-    )
-
-
-def test_refined_bon_prefers_all_correct_candidates_over_higher_means() -> None:
-    candidates = [
-        _candidate("has_incorrect", 0.99, 0.98),
-        _candidate("all_correct", 0.6, 0.7),
-        _candidate("all_correct", 0.9, 0.5),
-        _candidate("undetermined", 0.95),
-    ]
-    selection = select_refined_bon(candidates)
-    assert (selection.index, selection.pool) == (2, "all_correct")
-    assert selection.score == pytest.approx(0.7)
-    assert select_refined_bon(candidates, how="min").index == 1
-
-
-def test_refined_bon_falls_back_to_the_best_mean_overall() -> None:
-    candidates = [
-        _candidate("has_incorrect", 0.2, 0.4),
-        _candidate("undetermined", 0.5, None),
-        _candidate("has_incorrect", 0.5),
-    ]
-    selection = select_refined_bon(candidates)
-    assert (selection.index, selection.pool) == (1, "all")  # tie at 0.5 goes to the earlier candidate
-    assert selection.score == pytest.approx(0.5)
-
-
-def test_refined_bon_with_nothing_scored_and_with_nothing() -> None:
-    selection = select_refined_bon([_candidate("all_correct", None), _candidate("has_incorrect")])
-    assert (selection.index, selection.score, selection.pool) == (0, None, "unscored")
-    with pytest.raises(ScoringError, match="at least one candidate"):
-        select_refined_bon([])
-
-
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(["all_correct", "has_incorrect", "undetermined"]),
-            st.lists(st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0)), min_size=1, max_size=4),
-        ),
-        min_size=1,
-        max_size=8,
-    )
-)
-def test_refined_bon_rule_matches_its_definition(raw: list[tuple[str, list[float | None]]]) -> None:
-    candidates = [_candidate(verdict, *scores) for verdict, scores in raw]
-    selection = select_refined_bon(candidates)
-    means = [candidate.solution_score() for candidate in candidates]
-    correct = [
-        m for m, c in zip(means, candidates, strict=True) if m is not None and c.verdict == "all_correct"
-    ]
-    pool = correct or [m for m in means if m is not None]
-    if not pool:
-        assert selection.pool == "unscored" and selection.index == 0
-        return
-    assert selection.score == max(pool)
-    assert means[selection.index] == selection.score
-    assert selection.index == min(
-        i
-        for i, (m, c) in enumerate(zip(means, candidates, strict=True))
-        if m == selection.score and (not correct or c.verdict == "all_correct")
-    )
-    assert (selection.pool == "all_correct") == bool(correct)

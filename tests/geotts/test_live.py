@@ -179,14 +179,14 @@ class FakePRM:
 
 
 def test_refined_best_of_n_continues_from_the_verified_prefix_and_selects_by_mean_step_score() -> None:
-    first = ["Step 1: good\n\nStep 2: wrong, x = 3\n\nAnswer 3", "Step 1: ok\n\nStep 2: ok\n\nAnswer 4"]
+    first = ["Step 1: good\n\nStep 2: wrong, x = 3\n\nAnswer: 3", "Step 1: ok\n\nStep 2: ok\n\nAnswer: 4"]
 
     def policy(req: GenerationRequest) -> list[Completion]:
         if req.n == 2:
             return [Completion(text=t, num_tokens=10) for t in first]
         if req.assistant_prefix:
-            return [Completion(text="Step 3: good\n\nAnswer 5", num_tokens=4)]
-        return [Completion(text="Step 1: good\n\nStep 2: good\n\nAnswer 6", num_tokens=6)]
+            return [Completion(text="Step 3: good\n\nAnswer: 5", num_tokens=4)]
+        return [Completion(text="Step 1: good\n\nStep 2: good\n\nAnswer: 6", num_tokens=6)]
 
     sampler = FunctionSampler(policy)
     prm = FakePRM()
@@ -195,12 +195,39 @@ def test_refined_best_of_n_continues_from_the_verified_prefix_and_selects_by_mea
     second = sampler.calls[1]
     assert (
         second[0].assistant_prefix == "Step 1: good\n\nStep 2: fixed\n\n"
-    )  # verified steps + corrected step
+    )  # verified steps + corrected step, in the solution's layout
     assert second[1].assistant_prefix == ""  # all steps passed: resample from the same prompt
     assert [r.params.seed for r in second] == [4, 5]  # type: ignore[union-attr]
-    assert d.solution == "Step 1: good\n\nStep 2: good\n\nAnswer 6"  # all-correct with the best mean (0.9)
+    assert d.solution == "Step 1: good\n\nStep 2: good\n\nAnswer: 6"  # all-correct with the best mean (0.9)
     assert (d.answer, d.samples, d.generated, d.tokens, d.all_correct) == (6.0, 4, 4, 30, True)
-    assert prm.seen[2] == ("Step 1: good", "Step 2: fixed", "Step 3: good", "Answer 5")
+    assert d.score == d.mean_score == pytest.approx(0.9)
+    # the scorer sees the steps geoprm trains on: no Step k: labels, no Answer: line
+    assert prm.seen[0] == ("good", "wrong, x = 3") and prm.seen[2] == ("good", "fixed", "good")
+
+
+class ValuePRM:
+    """Every step is correct and its text is its score."""
+
+    def score(self, requests: Sequence[StepScoreRequest]) -> list[StepJudgement]:
+        return [StepJudgement(scores=tuple(float(s) for s in r.steps)) for r in requests]
+
+
+@pytest.mark.parametrize(
+    ("how", "answer", "score"), [("mean", 1.0, 0.75), ("min", 2.0, 0.7), ("max", 1.0, 0.9)]
+)
+def test_refined_best_of_n_selects_by_the_configured_aggregation(
+    how: str, answer: float, score: float
+) -> None:
+    texts = iter(["Step 1: 0.9\nStep 2: 0.6\nAnswer: 1", "Step 1: 0.7\nStep 2: 0.7\nAnswer: 2"])
+
+    def policy(req: GenerationRequest) -> list[Completion]:
+        return [Completion(text=next(texts), num_tokens=1) for _ in range(req.n)]
+
+    cfg = RefinedBestOfNConfig(n=2, aggregation=how)  # type: ignore[arg-type]
+    (d,) = RefinedBestOfN(ValuePRM(), cfg).run(
+        FunctionSampler(policy), [Problem(id="p", question="q")], EXTRACT
+    )
+    assert (d.answer, d.score) == (answer, pytest.approx(score))
 
 
 def test_refined_best_of_n_without_an_all_correct_solution_takes_the_best_mean() -> None:

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "packages" / "geotts"
 
 PUBLIC = [
+    "Aggregation",
     "AnswerExtractor",
     "AnswerKey",
     "BackendError",
@@ -41,20 +42,28 @@ PUBLIC = [
     "SamplingParams",
     "SelfConsistency",
     "SelfConsistencyConfig",
+    "SplitSolution",
+    "SplitStyle",
     "StepJudgement",
     "StepScoreRequest",
     "StepScorer",
     "Strategy",
     "StrategyConfigError",
     "TRACE_INSTRUCTIONS",
+    "UNSCORED",
     "adaptive_beam_sc",
     "cg_mte",
+    "format_steps",
+    "judge_solutions",
     "mte",
     "numeric_key",
+    "refined_prefix",
     "run_strategy",
+    "select_solution",
     "self_consistency",
     "split_steps",
     "strategy_from_spec",
+    "strip_step_label",
 ]
 
 
@@ -72,6 +81,7 @@ def test_boundary_models_are_frozen_and_strict() -> None:
         "GenerationRequest",
         "Problem",
         "SamplingParams",
+        "SplitSolution",
         "StepJudgement",
         "StepScoreRequest",
         "CGMTEConfig",

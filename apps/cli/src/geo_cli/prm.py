@@ -56,7 +56,7 @@ def _texts(value: Any, where: str) -> tuple[str, ...]:
 
 def _steps(line: Line) -> tuple[str, ...] | None:
     """The solution's steps: given as ``steps``, or split from ``solution``; None when neither is there."""
-    from geoprm import split_steps
+    from geotts import split_steps
 
     record = line.fields
     if "steps" in record:

@@ -10,26 +10,21 @@ best-of-N, and the bridge to geotts's StepScorer protocol. Model backends live i
 
 from __future__ import annotations
 
-from geoprm._adapter import UNSCORED, to_step_judgement
+from geoprm._adapter import to_step_judgement
 from geoprm._labels import Judgement
 from geoprm._parser import ParsedCritique, ParsedStep, ParseProblem, ProblemKind, parse_critique
 from geoprm._printer import format_critique
 from geoprm._prompts import PROMPT_VERSION, PromptName, critique_prompt, policy_prompt
 from geoprm._schema import Critique, StepCritique
 from geoprm._scores import (
-    Aggregation,
     CritiqueScores,
     JudgementTokens,
-    Selection,
     StepScore,
     Verdict,
     VerdictLogprobs,
     score_critique,
-    select_refined_bon,
-    solution_score,
     step_score,
 )
-from geoprm._steps import SplitSolution, SplitStyle, format_steps, split_steps, strip_step_label
 from geoprm.errors import (
     CriticError,
     CritiqueParseError,
@@ -41,8 +36,6 @@ from geoprm.errors import (
 
 __all__ = (
     "PROMPT_VERSION",
-    "UNSCORED",
-    "Aggregation",
     "CriticError",
     "Critique",
     "CritiqueParseError",
@@ -58,24 +51,16 @@ __all__ = (
     "PromptError",
     "PromptName",
     "ScoringError",
-    "Selection",
-    "SplitSolution",
-    "SplitStyle",
     "StepCritique",
     "StepScore",
     "Verdict",
     "VerdictLogprobs",
     "critique_prompt",
     "format_critique",
-    "format_steps",
     "parse_critique",
     "policy_prompt",
     "score_critique",
-    "select_refined_bon",
-    "solution_score",
-    "split_steps",
     "step_score",
-    "strip_step_label",
     "to_step_judgement",
 )
 __version__ = "0.1.0"

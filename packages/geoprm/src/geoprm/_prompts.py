@@ -14,8 +14,8 @@ from importlib import resources
 from typing import Literal, TypeAlias
 
 from geoprm._printer import format_skeleton
-from geoprm._steps import format_steps
 from geoprm.errors import PromptError
+from geotts import format_steps
 
 PromptName: TypeAlias = Literal["policy_free_form", "policy_multiple_choice", "teacher_critique"]
 """The prompt templates geoprm ships."""
@@ -107,7 +107,7 @@ def critique_prompt(question: str, steps: Sequence[str], *, version: str = PROMP
 
     Args:
         question: the problem's text (with its options, for a multiple-choice problem).
-        steps: the solution's steps, e.g. from :func:`geoprm.split_steps`.
+        steps: the solution's steps, e.g. from :func:`geotts.split_steps`.
         version: the template version.
 
     Returns:

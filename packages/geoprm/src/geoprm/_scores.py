@@ -1,18 +1,20 @@
-"""Step scores, solution scores and the refined best-of-N decision rule.
+"""Step scores of a critique and the critique's verdict on the solution.
 
 A step's score is the probability the reward model gives to the word "Correct" against "Incorrect" at
 the position where it writes the step's final verdict (GM-PRM, section 3.3):
 ``P(Correct) / (P(Correct) + P(Incorrect))``. The model wrapper supplies, for each judged step, the
 top log-probabilities at that position (from generation, or from a teacher-forced pass over a given
-critique); everything here is pure arithmetic on those numbers and the parsed critique.
+critique); everything here is pure arithmetic on those numbers and the parsed critique. How step
+scores make a solution score, and which solution refined best-of-N picks, is geotts's rule
+(:meth:`geotts.StepJudgement.aggregate`, :func:`geotts.select_solution`); :func:`geoprm.to_step_judgement`
+turns a scored critique into the judgement that rule reads.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -23,17 +25,8 @@ from geoprm._printer import format_critique
 from geoprm._schema import Critique
 from geoprm.errors import ScoringError
 
-Aggregation: TypeAlias = Literal["mean", "min", "max"]
-"""How step scores combine into a solution score."""
-
 Verdict: TypeAlias = Literal["all_correct", "has_incorrect", "undetermined"]
 """What a critique says about a whole solution."""
-
-AGGREGATIONS: Mapping[Aggregation, Callable[[Sequence[float]], float]] = {
-    "mean": statistics.fmean,
-    "min": min,
-    "max": max,
-}
 
 _LOGPROB_SLACK = 1e-6  # log-probs computed in low precision can exceed 0 by rounding
 
@@ -118,29 +111,6 @@ class CritiqueScores(BaseModel):
     """Why the verdict is undetermined; None otherwise."""
     problems: tuple[ParseProblem, ...]
     """The problems the lenient parser met in the critique text."""
-
-    def solution_score(self, how: Aggregation = "mean") -> float | None:
-        """The solution's score: the mean, min or max of the scored steps; None when none is scored."""
-        return solution_score([step.score for step in self.steps], how)
-
-
-def solution_score(scores: Sequence[float | None], how: Aggregation = "mean") -> float | None:
-    """Combine step scores into a solution score, skipping unscored steps.
-
-    Args:
-        scores: the step scores; None marks a step without a score.
-        how: ``"mean"``, ``"min"`` or ``"max"``.
-
-    Returns:
-        The combined score, or None when no step has a score.
-
-    Raises:
-        ScoringError: ``how`` is not a known aggregation.
-    """
-    if how not in AGGREGATIONS:
-        raise ScoringError(f"unknown aggregation {how!r}; use one of {', '.join(AGGREGATIONS)}")
-    present = [score for score in scores if score is not None]
-    return AGGREGATIONS[how](present) if present else None
 
 
 def step_score(logprobs: Mapping[str, float], tokens: JudgementTokens | None = None) -> float | None:
@@ -260,67 +230,3 @@ def score_critique(
     )
     verdict, reason = _verdict(parsed, num_steps)
     return CritiqueScores(steps=steps, verdict=verdict, verdict_reason=reason, problems=parsed.problems)
-
-
-class Selection(BaseModel):
-    """The candidate refined best-of-N picks."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    index: int
-    """Position of the chosen candidate in the input."""
-    score: float | None
-    """Its solution score, or None when no candidate could be scored."""
-    pool: Literal["all_correct", "all", "unscored"]
-    """all_correct: chosen among the candidates judged correct at every step; all: no scored candidate
-    was judged all correct, so chosen among all scored candidates; unscored: no candidate had a score,
-    so the first one is returned."""
-
-
-def _best(scored: Sequence[tuple[int, float]]) -> tuple[int, float]:
-    best = scored[0]
-    for candidate in scored[1:]:
-        if candidate[1] > best[1]:
-            best = candidate
-    return best
-
-
-def select_refined_bon(candidates: Sequence[CritiqueScores], *, how: Aggregation = "mean") -> Selection:
-    """The decision rule of refined best-of-N (GM-PRM, section 3.3).
-
-    Among the candidates whose critique judges every step Correct, pick the highest solution score; if
-    there is none, pick the highest solution score among all candidates. Ties go to the earliest
-    candidate. Candidates with no scored step are never preferred over scored ones.
-
-    Args:
-        candidates: the scored critiques of the N candidate solutions, in candidate order.
-        how: how step scores combine (GM-PRM, section 3.3, uses the mean).
-
-    Returns:
-        The chosen candidate's position, score and the pool it was chosen from.
-
-    Raises:
-        ScoringError: there are no candidates.
-    """
-    if not candidates:
-        raise ScoringError("refined best-of-N needs at least one candidate")
-    return choose([(candidate.solution_score(how), candidate.verdict) for candidate in candidates])
-
-
-def choose(candidates: Sequence[tuple[float | None, Verdict]]) -> Selection:
-    """The refined best-of-N rule on (solution score, verdict) pairs; see :func:`select_refined_bon`."""
-    if not candidates:
-        raise ScoringError("refined best-of-N needs at least one candidate")
-    scored = [
-        (position, value, verdict)
-        for position, (value, verdict) in enumerate(candidates)
-        if value is not None
-    ]
-    correct = [(position, value) for position, value, verdict in scored if verdict == "all_correct"]
-    if correct:
-        index, value = _best(correct)
-        return Selection(index=index, score=value, pool="all_correct")
-    if scored:
-        index, value = _best([(position, value) for position, value, _ in scored])
-        return Selection(index=index, score=value, pool="all")
-    return Selection(index=0, score=None, pool="unscored")

@@ -26,7 +26,6 @@ from geoprm._printer import format_critique
 from geoprm._prompts import critique_prompt, policy_prompt
 from geoprm._schema import Critique
 from geoprm._sources import VisualPRMRecord, VisualPRMStep, load_visualprm
-from geoprm._steps import format_steps, split_steps
 from geoprm.errors import DataError
 from geotts import (
     AnswerExtractor,
@@ -36,7 +35,9 @@ from geotts import (
     Problem,
     Sampler,
     SamplingParams,
+    format_steps,
     numeric_key,
+    split_steps,
 )
 
 __all__ = (
@@ -77,7 +78,7 @@ class PRMItem(_Frozen):
     images: tuple[str, ...] = ()
     """Paths of the problem's images."""
     solution: str
-    """The policy's solution text, split into steps by :func:`geoprm.split_steps`."""
+    """The policy's solution text, split into steps by :func:`geotts.split_steps`."""
     answer: float | str
     """The known correct answer, compared with the completions' answers through the answer key."""
     source: str = ""
@@ -100,7 +101,7 @@ class PRMItem(_Frozen):
 
     @property
     def solution_steps(self) -> tuple[str, ...]:
-        """The steps: ``steps`` when given, else ``solution`` split by :func:`geoprm.split_steps`."""
+        """The steps: ``steps`` when given, else ``solution`` split by :func:`geotts.split_steps`."""
         return self.steps if self.steps is not None else split_steps(self.solution).steps
 
 

@@ -10,8 +10,8 @@ candidate i), each with its answer, its step scores and its critique's verdict. 
 * Pass@k of the sampled pool against the refined pool of the same size (unbiased estimator);
 * the aggregation ablation (mean / min / max step scores) and the results by problem type.
 
-Both best-of-N variants select with the same rule (:func:`geoprm.select_refined_bon`): the pools differ,
-not the selection. Tables are Markdown; plots need matplotlib (``geoprm[report]``).
+Both best-of-N variants select with geotts's refined best-of-N rule (:func:`geotts.select_solution`,
+the rule :class:`geotts.RefinedBestOfN` selects with): the pools differ, not the selection. Tables are Markdown; plots need matplotlib (``geoprm[report]``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import Annotated, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from geoprm._prompts import policy_prompt
-from geoprm._scores import Aggregation, Verdict, choose, solution_score
-from geoprm._steps import format_steps, split_steps
+from geoprm._scores import Verdict
 from geoprm.errors import GeoPRMError, MissingExtraError
 from geotts import (
+    UNSCORED,
+    Aggregation,
     AnswerExtractor,
     AnswerKey,
     ChatMessage,
@@ -38,8 +39,10 @@ from geotts import (
     SamplingParams,
     StepJudgement,
     StepScorer,
-    StepScoreRequest,
+    judge_solutions,
     numeric_key,
+    refined_prefix,
+    select_solution,
     self_consistency,
 )
 
@@ -74,10 +77,31 @@ class EvalCandidate(_Frozen):
 
     answer: float | str | None
     """The extracted answer (None when the solution has none)."""
-    step_scores: tuple[float | None, ...] = ()
-    """The step scores of its critique (None for unscored steps)."""
+    step_scores: tuple[Annotated[float, Field(ge=0.0, le=1.0)] | None, ...] = ()
+    """The scores of the judged steps, in order, up to and including the first wrong one (the critic
+    stops there); None marks a judged step without a score, which counts as ``geotts.UNSCORED``."""
     verdict: Verdict = "undetermined"
-    """The critique's verdict on the solution."""
+    """The critique's verdict on the solution; anything but all_correct makes the last judged step the
+    first wrong one."""
+
+    @model_validator(mode="after")
+    def _scored_if_correct(self) -> Self:
+        if self.verdict == "all_correct" and not self.step_scores:
+            raise ValueError("an all_correct candidate needs the scores of its judged steps")
+        return self
+
+    @classmethod
+    def from_judgement(cls, answer: float | str | None, judgement: StepJudgement) -> EvalCandidate:
+        """The record of a solution with this answer and judgement (``judgement`` round-trips)."""
+        verdict: Verdict = "all_correct" if judgement.all_correct else "has_incorrect"
+        return cls(answer=answer, step_scores=judgement.scores, verdict=verdict)
+
+    @property
+    def judgement(self) -> StepJudgement:
+        """The recorded outcome as the judgement geotts's rule reads (no steps: one unverified step)."""
+        scores = tuple(UNSCORED if s is None else s for s in self.step_scores) or (UNSCORED,)
+        wrong = None if self.verdict == "all_correct" else len(scores) - 1
+        return StepJudgement(scores=scores, first_wrong=wrong)
 
 
 class EvalProblem(_Frozen):
@@ -165,8 +189,7 @@ def _right(candidate: EvalCandidate, gold: float | str, key: AnswerKey) -> bool:
 
 
 def _pick(pool: Sequence[EvalCandidate], how: Aggregation) -> EvalCandidate:
-    selection = choose([(solution_score(c.step_scores, how), c.verdict) for c in pool])
-    return pool[selection.index]
+    return pool[select_solution([c.judgement for c in pool], how)]
 
 
 def _refined_pool(problem: EvalProblem, n: int) -> list[EvalCandidate] | None:
@@ -397,22 +420,6 @@ def plot_accuracy_curve(rows: Sequence[CurveRow], path: str | Path, *, title: st
     return out
 
 
-def _steps_of(text: str) -> tuple[str, ...]:
-    return split_steps(text).steps or (text.strip() or "(empty solution)",)
-
-
-def _judge(
-    scorer: StepScorer, problems: Sequence[Problem], texts: Sequence[Sequence[str]]
-) -> list[list[StepJudgement]]:
-    requests = [
-        StepScoreRequest(question=p.question, images=p.images, steps=_steps_of(t))
-        for p, ts in zip(problems, texts, strict=True)
-        for t in ts
-    ]
-    flat = iter(scorer.score(requests))
-    return [[next(flat) for _ in ts] for ts in texts]
-
-
 def _answer(extractor: AnswerExtractor, text: str, problem: Problem) -> float | str | None:
     value = extractor(Completion(text=text, num_tokens=None), None, problem)
     if value is None or isinstance(value, str):
@@ -425,26 +432,17 @@ def _answer(extractor: AnswerExtractor, text: str, problem: Problem) -> float | 
 def _candidate(
     extractor: AnswerExtractor, text: str, judgement: StepJudgement, problem: Problem
 ) -> EvalCandidate:
-    verdict: Verdict = "all_correct" if judgement.all_correct else "has_incorrect"
-    return EvalCandidate(
-        answer=_answer(extractor, text, problem), step_scores=judgement.scores, verdict=verdict
-    )
+    return EvalCandidate.from_judgement(_answer(extractor, text, problem), judgement)
 
 
 def _refine_request(
     problem: Problem, text: str, judgement: StepJudgement, params: SamplingParams
 ) -> GenerationRequest:
-    prefix = ""
-    if judgement.first_wrong is not None:
-        kept = list(_steps_of(text)[: judgement.first_wrong])
-        if judgement.correction is not None:
-            kept.append(judgement.correction)
-        prefix = format_steps(kept) + "\n" if kept else ""
     return GenerationRequest(
         messages=(ChatMessage(role="user", content=policy_prompt(problem.question)),),
         images=problem.images,
         params=params,
-        assistant_prefix=prefix,
+        assistant_prefix=refined_prefix(text, judgement),
     )
 
 
@@ -462,7 +460,7 @@ def record_runs(
     """Run the policy and the reward model live and record the pools :func:`accuracy_curve` reads.
 
     N solutions are sampled per problem and judged; the first N/2 are refined as in refined
-    best-of-N (the policy continues from the verified steps plus the correction, or samples afresh
+    best-of-N (the policy continues from :func:`geotts.refined_prefix`, or samples afresh
     when every step passed) and judged again.
 
     Args:
@@ -498,7 +496,7 @@ def record_runs(
         for p in problems
     ]
     first = [[c.text for c in comps] for comps in policy.generate(first_requests)]
-    judged = _judge(scorer, problems, first)
+    judged = judge_solutions(scorer, problems, first)
     second_params = params.model_copy(update={"seed": None if params.seed is None else params.seed + 1})
     requests = [
         _refine_request(p, t, j, second_params)
@@ -508,7 +506,7 @@ def record_runs(
     outputs = iter(policy.generate(requests))
     prefixes = iter(r.assistant_prefix for r in requests)
     second = [[next(prefixes) + next(outputs)[0].text for _ in range(n // 2)] for _ in problems]
-    rejudged = _judge(scorer, problems, second)
+    rejudged = judge_solutions(scorer, problems, second)
     return [
         EvalProblem(
             id=p.id,

@@ -2,7 +2,8 @@
 
 Aggregate ranked answers with self-consistency, standard multi-trace ensembles (MTE) or
 consensus-guided MTE (CG-MTE), which stops as soon as the pooled answers have a unique mode; drive
-real generation backends incrementally (``geotts.backends``); refine best-of-N with a step scorer.
+real generation backends incrementally (``geotts.backends``); refine best-of-N with a step scorer
+(the one step splitter and selection rule geoprm's reward model is trained and evaluated with).
 
 One-liner::
 
@@ -34,8 +35,24 @@ from geotts._models import (
     Problem,
     SamplingParams,
 )
-from geotts._protocols import AnswerExtractor, Sampler, StepJudgement, StepScorer, StepScoreRequest
-from geotts._refined import BestOfNDecision, RefinedBestOfN, RefinedBestOfNConfig, split_steps
+from geotts._protocols import (
+    UNSCORED,
+    Aggregation,
+    AnswerExtractor,
+    Sampler,
+    StepJudgement,
+    StepScorer,
+    StepScoreRequest,
+)
+from geotts._refined import (
+    BestOfNDecision,
+    RefinedBestOfN,
+    RefinedBestOfNConfig,
+    judge_solutions,
+    refined_prefix,
+    select_solution,
+)
+from geotts._steps import SplitSolution, SplitStyle, format_steps, split_steps, strip_step_label
 from geotts._vote import AnswerKey, numeric_key
 from geotts.errors import BackendError, GeoTTSError, MissingExtraError, StrategyConfigError
 
@@ -43,7 +60,9 @@ __all__ = (
     # functional API over recorded answers
     "DEFAULT_ORDER",
     "TRACE_INSTRUCTIONS",
+    "UNSCORED",
     # protocols
+    "Aggregation",
     "AnswerExtractor",
     "AnswerKey",
     # errors
@@ -70,6 +89,8 @@ __all__ = (
     "SamplingParams",
     "SelfConsistency",
     "SelfConsistencyConfig",
+    "SplitSolution",
+    "SplitStyle",
     "StepJudgement",
     "StepScoreRequest",
     "StepScorer",
@@ -77,11 +98,16 @@ __all__ = (
     "StrategyConfigError",
     "adaptive_beam_sc",
     "cg_mte",
+    "format_steps",
+    "judge_solutions",
     "mte",
     "numeric_key",
+    "refined_prefix",
     "run_strategy",
+    "select_solution",
     "self_consistency",
     "split_steps",
     "strategy_from_spec",
+    "strip_step_label",
 )
 __version__ = "0.1.0"

@@ -1,29 +1,111 @@
-"""Refined best-of-N (GM-PRM, section 3.3): a step scorer judges, corrects, and the policy continues."""
+"""Refined best-of-N (GM-PRM, section 3.3): a step scorer judges, corrects, and the policy continues.
+
+The rule, defined here once (geoprm's evaluation uses it too):
+
+* a solution is judged on the steps :func:`~geotts.split_steps` gives (labels and the final
+  ``Answer:`` line taken out); a solution with no steps is not sent to the scorer and counts as one
+  unverified step (:data:`~geotts.UNSCORED`, not all correct);
+* its score aggregates the scores of the judged steps, up to and including the first wrong one
+  (mean by default; min and max for the ablation), a judged step without a score counting as
+  :data:`~geotts.UNSCORED`;
+* the chosen solution has the best score among those judged correct at every step, else the best
+  score among all; ties go to the earliest;
+* the second round continues each first-round solution from its verified steps plus the corrected
+  first wrong step, in the solution's own layout, or samples afresh when every step passed.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
 from geotts._live import _Cost, _generate, _request, _seeded, _unique_ids
 from geotts._models import Completion, Decision, GenerationRequest, GeoTTSModel, Problem, SamplingParams
-from geotts._protocols import AnswerExtractor, Sampler, StepJudgement, StepScorer, StepScoreRequest
+from geotts._protocols import (
+    UNSCORED,
+    Aggregation,
+    AnswerExtractor,
+    Sampler,
+    StepJudgement,
+    StepScorer,
+    StepScoreRequest,
+)
+from geotts._steps import continuation, split_steps
 from geotts.errors import BackendError, StrategyConfigError
 
-__all__ = ("BestOfNDecision", "RefinedBestOfN", "RefinedBestOfNConfig", "split_steps")
+__all__ = (
+    "BestOfNDecision",
+    "RefinedBestOfN",
+    "RefinedBestOfNConfig",
+    "judge_solutions",
+    "refined_prefix",
+    "select_solution",
+)
 
-_STEP_BREAK = re.compile(r"\n\s*\n|\n(?=\s*Step\s*\d+\s*[:.])", re.IGNORECASE)
+_NO_STEPS = StepJudgement(scores=(UNSCORED,), first_wrong=0)
 
 
-def split_steps(text: str) -> list[str]:
-    """Default step splitter: blank lines or lines starting with ``Step k:``; single lines as a last resort."""
-    parts = [p.strip() for p in _STEP_BREAK.split(text) if p.strip()]
-    if len(parts) <= 1:
-        parts = [line.strip() for line in text.splitlines() if line.strip()]
-    return parts or [text.strip()]
+def judge_solutions(
+    scorer: StepScorer, problems: Sequence[Problem], solutions: Sequence[Sequence[str]]
+) -> list[list[StepJudgement]]:
+    """Judge every solution of every problem in one scorer call, split by :func:`~geotts.split_steps`.
+
+    A solution with no steps (empty, or only an answer line) is not sent to the scorer: it is judged
+    as one unverified step (:data:`~geotts.UNSCORED`, first step wrong, no correction).
+
+    Args:
+        scorer: the step scorer.
+        problems: the problems, in order.
+        solutions: the solution texts of each problem.
+
+    Returns:
+        The judgements, shaped like ``solutions``.
+
+    Raises:
+        BackendError: the scorer returned a different number of judgements than it was asked for.
+    """
+    steps = [[split_steps(text).steps for text in texts] for texts in solutions]
+    requests = [
+        StepScoreRequest(question=problem.question, images=problem.images, steps=solution)
+        for problem, solutions_steps in zip(problems, steps, strict=True)
+        for solution in solutions_steps
+        if solution
+    ]
+    flat = scorer.score(requests) if requests else []
+    if len(flat) != len(requests):
+        raise BackendError(f"step scorer returned {len(flat)} judgements for {len(requests)} solutions")
+    it = iter(flat)
+    return [[next(it) if solution else _NO_STEPS for solution in row] for row in steps]
+
+
+def select_solution(judgements: Sequence[StepJudgement], how: Aggregation = "mean") -> int:
+    """The refined best-of-N choice (GM-PRM, section 3.3): the position of the chosen solution.
+
+    The best :meth:`~geotts.StepJudgement.aggregate` score among the solutions judged correct at
+    every step, or among all when none is; ties go to the earliest.
+
+    Raises:
+        StrategyConfigError: there are no judgements, or ``how`` is unknown.
+    """
+    if not judgements:
+        raise StrategyConfigError("refined best-of-N needs at least one candidate")
+    scores = [j.aggregate(how) for j in judgements]
+    pool = [i for i, j in enumerate(judgements) if j.all_correct] or list(range(len(judgements)))
+    return max(pool, key=lambda i: (scores[i], -i))
+
+
+def refined_prefix(solution: str, judgement: StepJudgement) -> str:
+    """The text the policy continues from in the second round ("" when every step passed).
+
+    The solution's own text up to its first wrong step (preamble and verified steps, as written),
+    then the correction, labelled the way the solution labels its steps, and the separator the
+    solution puts between steps. Without a correction it ends after the verified steps.
+    """
+    if judgement.first_wrong is None:
+        return ""
+    return continuation(solution, judgement.first_wrong, judgement.correction)
 
 
 class RefinedBestOfNConfig(GeoTTSModel):
@@ -35,8 +117,8 @@ class RefinedBestOfNConfig(GeoTTSModel):
     """Sampling parameters of the policy (the i-th second-round call uses ``seed + 1 + i``)."""
     instruction: str = "{question}"
     """Prompt template; ``{question}`` is replaced by the problem's question."""
-    step_separator: str = "\n\n"
-    """Joins the verified steps and the corrected step into the prefix the policy continues."""
+    aggregation: Aggregation = "mean"
+    """How step scores combine into the solution score that selects (GM-PRM uses the mean)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -58,16 +140,12 @@ class BestOfNDecision(Decision):
 
     solution: str
     """Full text of the selected solution (verified prefix included for refined ones)."""
+    score: float
+    """Score of the selected solution (its step scores combined by the configured aggregation)."""
     mean_score: float
     """Mean step score of the selected solution."""
     all_correct: bool
     """Whether every step of the selected solution was judged correct."""
-
-
-def _select(judgements: Sequence[StepJudgement]) -> int:
-    """Best mean step score among all-correct solutions, else among all; ties go to the earliest."""
-    pool = [i for i, j in enumerate(judgements) if j.all_correct] or list(range(len(judgements)))
-    return max(pool, key=lambda i: (judgements[i].mean_score, -i))
 
 
 class RefinedBestOfN:
@@ -75,30 +153,9 @@ class RefinedBestOfN:
 
     name = "refined_best_of_n"
 
-    def __init__(
-        self,
-        scorer: StepScorer,
-        config: RefinedBestOfNConfig | None = None,
-        *,
-        splitter: Callable[[str], list[str]] = split_steps,
-    ) -> None:
+    def __init__(self, scorer: StepScorer, config: RefinedBestOfNConfig | None = None) -> None:
         self.scorer = scorer
         self.config = config or RefinedBestOfNConfig()
-        self.splitter = splitter
-
-    def _judge(
-        self, problems: Sequence[Problem], texts: Sequence[Sequence[str]]
-    ) -> list[list[StepJudgement]]:
-        reqs = [
-            StepScoreRequest(question=p.question, images=p.images, steps=tuple(self.splitter(t) or [t]))
-            for p, ts in zip(problems, texts, strict=True)
-            for t in ts
-        ]
-        flat = self.scorer.score(reqs)
-        if len(flat) != len(reqs):
-            raise BackendError(f"step scorer returned {len(flat)} judgements for {len(reqs)} solutions")
-        it = iter(flat)
-        return [[next(it) for _ in ts] for ts in texts]
 
     def _second_round(
         self, problem: Problem, index: int, text: str, judgement: StepJudgement
@@ -106,13 +163,8 @@ class RefinedBestOfN:
         cfg = self.config
         # One seed per second-round candidate, so resampled solutions of one problem differ.
         base = _request(problem, cfg.instruction, None, 1, _seeded(cfg.params, 1 + index))
-        if judgement.first_wrong is None:
-            return base  # every step passed: a fresh solution from the same prompt
-        steps = self.splitter(text)[: judgement.first_wrong]
-        if judgement.correction is not None:
-            steps.append(judgement.correction)
-        prefix = cfg.step_separator.join(steps) + (cfg.step_separator if steps else "")
-        return base.model_copy(update={"assistant_prefix": prefix})
+        # every step passed: a fresh solution from the same prompt (the prefix is then "")
+        return base.model_copy(update={"assistant_prefix": refined_prefix(text, judgement)})
 
     def run(
         self, sampler: Sampler, problems: Sequence[Problem], extractor: AnswerExtractor
@@ -125,7 +177,7 @@ class RefinedBestOfN:
         for cost, comps in zip(costs, first, strict=True):
             cost.add(comps)
         texts1 = [[c.text for c in comps] for comps in first]
-        judged1 = self._judge(problems, texts1)
+        judged1 = judge_solutions(self.scorer, problems, texts1)
         reqs = [
             self._second_round(p, i, t, j)
             for p, ts, js in zip(problems, texts1, judged1, strict=True)
@@ -140,11 +192,11 @@ class RefinedBestOfN:
             cost.add(comps)
             second.append(comps)
             texts2.append([next(req_it).assistant_prefix + c.text for c in comps])
-        judged2 = self._judge(problems, texts2)
+        judged2 = judge_solutions(self.scorer, problems, texts2)
         out: list[BestOfNDecision] = []
         for i, cost in enumerate(costs):
             texts, judged, comps = texts1[i] + texts2[i], judged1[i] + judged2[i], first[i] + second[i]
-            best = _select(judged)
+            best = select_solution(judged, cfg.aggregation)
             answers: tuple[Hashable | None, ...] = tuple(
                 extractor(c.model_copy(update={"text": t}), None, problems[i])
                 for c, t in zip(comps, texts, strict=True)
@@ -160,6 +212,7 @@ class RefinedBestOfN:
                     strategy=self.name,
                     pool=(("solutions", answers),),
                     solution=texts[best],
+                    score=judged[best].aggregate(cfg.aggregation),
                     mean_score=judged[best].mean_score,
                     all_correct=judged[best].all_correct,
                 )

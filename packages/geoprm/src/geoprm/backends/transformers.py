@@ -367,7 +367,4 @@ class TransformersCritic:
         Returns:
             One judgement per request, in order.
         """
-        return [
-            to_step_judgement(result.parsed, result.scores, request.steps)
-            for request, result in zip(requests, self.critique(requests), strict=True)
-        ]
+        return [to_step_judgement(result.parsed, result.scores) for result in self.critique(requests)]

@@ -1,4 +1,4 @@
-"""Splitting policy solutions into steps."""
+"""Splitting policy solutions into steps (the one splitter: training data and refined best-of-N use it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from geoprm import SplitStyle, format_steps, split_steps, strip_step_label
+from geotts import SplitStyle, StepJudgement, format_steps, refined_prefix, split_steps, strip_step_label
 
 
 @dataclass(frozen=True)
@@ -97,3 +97,52 @@ def test_format_steps_replaces_existing_labels() -> None:
     assert format_steps(["Step 4: x = 2", "y = 3"], start=4) == "Step 4: x = 2\nStep 5: y = 3"
     assert strip_step_label("**Step 2:** The area is 36.") == "The area is 36."
     assert strip_step_label("The area is 36.") == "The area is 36."
+
+
+# --- the text the policy continues from (refined best-of-N's second round) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("solution", "first_wrong", "correction", "prefix"),
+    [
+        # labelled steps: verified steps as written, the correction gets the wrong step's own label
+        ("Step 1: a\nStep 2: b\nStep 3: c\nAnswer: 3", 1, "Step 2: B", "Step 1: a\nStep 2: B\n"),
+        ("Step 1: a\n\nStep 2: b\n\nAnswer: 3", 1, "B", "Step 1: a\n\nStep 2: B\n\n"),
+        ("Intro.\n**Step 1:** a\n**Step 2:** b", 0, "A", "Intro.\n**Step 1:** A\n"),
+        ("Step 1:\nlong a\nStep 2: b", 1, "B", "Step 1:\nlong a\nStep 2: B\n"),
+        # numbered list, paragraphs, lines: the same layout
+        ("1. a\n2. b\n3. c", 2, "C", "1. a\n2. b\n3. C\n"),
+        ("a\n\nb\n\nc\n\nAnswer: 2", 1, "B", "a\n\nB\n\n"),
+        ("a\nb\nc", 2, "C", "a\nb\nC\n"),
+        # CRLF line ends are kept as written
+        ("Step 1: a\r\nStep 2: b\r\nAnswer: 1", 1, "B", "Step 1: a\r\nStep 2: B\r\n"),
+        # no correction: stop after the verified steps; nothing verified and nothing to add: ""
+        ("Step 1: a\nStep 2: b", 1, None, "Step 1: a\n"),
+        ("Step 1: a\nStep 2: b", 0, None, ""),
+        ("Step 1: a\nStep 2: b", 0, "   ", ""),
+        # a scorer that judged past the last step keeps every step; no steps at all: just the correction
+        ("Step 1: a\nAnswer: 1", 1, "b", "Step 1: a\nStep 2: b\n"),
+        ("Answer: 7", 0, "x = 7", "x = 7\n"),
+    ],
+)
+def test_refined_prefix_keeps_the_solutions_layout(
+    solution: str, first_wrong: int, correction: str | None, prefix: str
+) -> None:
+    judgement = StepJudgement(
+        scores=(0.5,) * (first_wrong + 1), first_wrong=first_wrong, correction=correction
+    )
+    assert refined_prefix(solution, judgement) == prefix
+
+
+def test_refined_prefix_of_an_all_correct_solution_is_empty() -> None:
+    assert refined_prefix("Step 1: a\nAnswer: 1", StepJudgement(scores=(0.9,))) == ""
+
+
+@given(st.lists(_step_text, min_size=2, max_size=6), st.data())
+def test_the_prefix_splits_back_into_the_verified_steps_and_the_correction(
+    steps: list[str], data: st.DataObject
+) -> None:
+    wrong = data.draw(st.integers(min_value=0, max_value=len(steps) - 1))
+    judgement = StepJudgement(scores=(0.5,) * (wrong + 1), first_wrong=wrong, correction="fixed step")
+    prefix = refined_prefix(format_steps(steps) + "\nAnswer: 1", judgement)
+    assert split_steps(prefix).steps == (*steps[:wrong], "fixed step")
