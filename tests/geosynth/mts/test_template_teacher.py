@@ -235,5 +235,5 @@ def test_geo_synth_mts_with_the_template_teacher(tmp_path: Path) -> None:
 def test_build_sampler_builds_the_template_teacher_for_its_backend() -> None:
     from geosynth.mts._llm import build_sampler
 
-    sampler = build_sampler(LLMConfig(backend="template", seed=7))
+    sampler = build_sampler(LLMConfig.model_validate({"backend": "template", "seed": 7}))
     assert isinstance(sampler, TemplateTeacher) and sampler.seed == 7
