@@ -97,6 +97,42 @@ BEHAVIOURS = {
     "v-defined-by-letters": Case("Sum N0 C3 V0 Equal V0 N1 Get x", ("x", "10"), 7.0),
     "redundant-consistent-step": Case("Equal N0 N1 Equal N0 C5 Get N0", ("5", "5"), 5.0),
     "polygon-sides-from-area": Case("RNgon_H_Area V0 N0 N1 Get V0", ("1", "4"), 4.0),
+    # (V0 / 180)^4 = 90 / 60: a fourth power whose x^4 term hid in the rounding of a large constant
+    "fourth-power-proportion": Case("Proportion V0 C180 C90 C60 C4 Get V0", (), 199.203),
+    # (V0 / 27)^360 = 11: 27^360 overflows a float, the power is inverted with logarithms
+    "high-power-ratio": Case("Ratio V0 N0 C360 N1 Get V0", ("27", "11"), 27.180),
+    "high-power-ratio-denominator": Case("Ratio N0 V0 C360 N1 Get V0", ("27", "11"), 26.821),
+    "sixtieth-power-ratio": Case("Ratio V0 N0 C60 N1 Get V0", ("27", "11"), 28.101),
+    "power-proportion-denominator": Case("Proportion N0 V0 C8 C60 N1 Get V0", ("27", "11"), 32.428),
+    "exponent-of-a-ratio": Case("Ratio N0 N1 V0 C3 Get V0", ("27", "11"), 1.223),
+    "exponent-of-a-proportion": Case("Proportion N0 N1 C3 C4 V0 Get V0", ("27", "11"), -0.320),
+    "power-of-an-expression": Case("Ratio N0 N1 C360 N2 Get x", ("2x+1", "3", "11"), 1.010),
+    "hidden-quartic": Case("Geo_Mean N0 N0 N1 Get x", ("x^{2}", "100000"), 316.228),
+    "hidden-cube": Case("Multiple N0 N0 N0 N1 Get x", ("x", "1000000000"), 1000.0),
+    # roots 0 and 4.29: a root at zero is not positive, so the larger one (not 1e-16)
+    "zero-root-is-not-positive": Case("Multiple N0 y N1 Geo_Mean y N2 x Get x", ("0.7", "x", "3"), 4.286),
+    "triangle-from-area": Case("RNgon_B_Area V0 C90 N0 Get V0", ("3507.40195001879",), 3.0),
+    # the minimum of 3 sides applies to the side count x^2 = 6, not to x
+    "side-count-in-an-expression": Case("Ngon_Angsum N0 N1 Get x", ("x^{2}", "720"), 2.449),
+    "side-count-linear-in-a-letter": Case(
+        "RNgon_H_Area N0 N1 N2 Get x", ("5x-2", "3.8249356068", "48.48"), 2.0
+    ),
+    # the angle operand x^2 takes 30 or 150 degrees; x follows from each, then the root rule
+    "angle-squared": Case("Gsin N0 N1 N2 Get x", ("1", "2", "x^{2}"), 12.247),
+    # x sits inside and outside sin: no period to reduce by
+    "segment-angle-in-an-expression": Case(
+        "ArcSeg_Area N1 N2 N0 Get x", ("5.563", "4.00233763645868", "\\frac{x}{5}"), 483.5
+    ),
+    # the cubic's real root is written with complex parts that cancel
+    "cubic-in-a-joint-solve": Case(
+        "Rect_Area V0 N0 N1 Ratio x N2 C3 V0 Get x", ("3.14790697674419", "5x-7", "3.70094735710535"), 8.168
+    ),
+    # V1 = 12 / V0 first: the root rule then sees V0 in {3, 4, -3, -4} and takes 4
+    "joint-root-rule-sees-every-solution": Case("Rect_Area V0 V1 N0 Gougu V0 V1 N1 Get V1", ("12", "5"), 3.0),
+    # V0 = 3.414 and 3.514 lie within one step of the scan's grid
+    "two-close-roots-in-a-joint-solve": Case(
+        "Multiple V0 V1 N0 Gougu V0 V1 N1 Get V0", ("12", "\\sqrt{24.01}"), 3.514
+    ),
 }
 
 
@@ -118,6 +154,9 @@ ERRORS = {
     "no-get": ("Equal N0 V0", ("1",), NoAnswerError, "Get"),
     "malformed-latex": ("Equal N0 V0 Get V0", ("\\frac{1}",), ValueSyntaxError, "\\frac{1}"),
     "complex-quadratic": ("Equal N0 N1 Get x", ("x^{2}", "-4"), NonRealError, "complex"),
+    "imaginary-value": ("Get N0", ("\\sqrt{-4}",), NonRealError, "N0"),
+    "undefined-value": ("Get N0", ("0^{-1}",), NonRealError, "N0"),
+    "negative-base-of-an-even-power": ("Ratio V0 N0 C2 N1 Get V0", ("3", "-4"), NonRealError, "Ratio"),
 }
 
 

@@ -164,6 +164,21 @@ def test_residual_vanishes_on_the_case_values(case: OpCase, slot: int) -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "arity"), [(spec.name, n) for spec in OPERATORS.values() for n in spec.power_forms]
+)
+def test_power_forms_name_the_slots_of_the_residual(name: str, arity: int) -> None:
+    # the residual is a^e * d - b^e * c with the slots the power form names (d = 1 when absent)
+    spec = OPERATORS[name]
+    assert spec.residual is not None and spec.accepts(arity)
+    form = spec.power_forms[arity]
+    for values in ([3.0, 2.0, 5.0, 7.0, 11.0], [1.5, 4.0, 0.5, 2.5, 9.0]):
+        v = values[:arity]
+        q = v[form.rhs_den] if form.rhs_den is not None else 1.0
+        expected = v[form.num] ** v[form.exponent] * q - v[form.den] ** v[form.exponent] * v[form.rhs_num]
+        assert spec.residual(v, FLOAT_MATH) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
     ("name", "arity", "ok"),
     [
         ("Sum", 2, False),

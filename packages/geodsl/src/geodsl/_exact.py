@@ -9,10 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+import mpmath
 import sympy
 
 from geodsl._bind import bind_operand, check_bindings
 from geodsl._numeric import choose_root, solve_1d
+from geodsl._power import PowerLib, power_roots
 from geodsl._result import Execution, Solved, StepTrace
 from geodsl.ast import Operand, Program, Step
 from geodsl.errors import (
@@ -53,6 +55,41 @@ SYMPY_MATH = _SympyMath()
 """The sympy implementation used by the exact executor and the PAL translation."""
 
 
+class _SympyPower:
+    """:class:`geodsl._power.PowerLib` over sympy numbers: exact products of powers."""
+
+    zero = sympy.Integer(0)
+
+    def sign(self, x: Any) -> int | None:
+        value = sympy.sympify(x)
+        if value.is_zero:
+            return 0
+        if value.is_positive:
+            return 1
+        if value.is_negative:
+            return -1
+        return None
+
+    def is_integer(self, e: Any) -> bool | None:
+        value = sympy.sympify(e)
+        if value.is_Float:
+            return float(value).is_integer()
+        return value.is_integer
+
+    def is_even(self, e: Any) -> bool:
+        value = sympy.sympify(e)
+        return float(value) % 2.0 == 0.0 if value.is_Float else bool(value.is_even)
+
+    def monomial(self, terms: Sequence[tuple[Any, Any]]) -> Any:
+        return sympy.Mul(*(sympy.Pow(sympy.Abs(x), k) for x, k in terms))
+
+    def log(self, x: Any) -> Any:
+        return sympy.log(x)
+
+
+_SYMPY_POWER: PowerLib = _SympyPower()
+
+
 @dataclass(frozen=True)
 class _Equation:
     index: int
@@ -86,6 +123,14 @@ def _magnitude(value: sympy.Expr) -> float:
     return 1.0 if value.free_symbols else abs(complex(sympy.N(value)))
 
 
+def _text(value: sympy.Expr) -> str:
+    """The exact form as text; 30 digits when it is a rational of thousands of digits ((41/40)^360)."""
+    try:
+        return str(value)
+    except ValueError:  # Python's limit on converting huge integers to text
+        return str(sympy.N(value, 30))
+
+
 def _real_value(r: sympy.Expr) -> float | None:
     try:
         value = complex(sympy.N(r, 30))
@@ -97,11 +142,17 @@ def _real_value(r: sympy.Expr) -> float | None:
 
 
 def _angle_period(expr: sympy.Expr, u: sympy.Symbol) -> int | None:
-    """360 (or 180 when only tan is involved) if ``u`` sits inside a trig function, else ``None``."""
+    """360 (or 180 when only tan is involved) if ``expr`` repeats with that period in ``u``, else ``None``.
+
+    ``u`` must sit only inside trig functions, with arguments that turn a whole number of
+    times per period: ``sin(x/2)`` or ``x - sin(x)`` do not repeat every 360 degrees.
+    """
     funcs = {type(a) for a in expr.atoms(*_TRIG) if u in a.free_symbols}
     if not funcs:
         return None
-    return 180 if funcs == {sympy.tan} else 360
+    period = 180 if funcs == {sympy.tan} else 360
+    shifted = sympy.expand(expr.xreplace({u: u + period}))
+    return period if sympy.expand(shifted - sympy.expand(expr)) == 0 else None
 
 
 def _hopeless_for_solve(expr: sympy.Expr, u: sympy.Symbol) -> bool:
@@ -143,33 +194,96 @@ def _inverse_angles(fn: str, t: sympy.Expr) -> list[sympy.Expr]:
     return [sympy.atan(t) * deg, 180 + sympy.atan(t) * deg]
 
 
+def _operand_roots(
+    operand: sympy.Expr, u: sympy.Symbol, targets: Sequence[sympy.Expr]
+) -> list[sympy.Expr] | None:
+    """The values of ``u`` that give ``operand`` one of the ``targets`` (``None``: not in closed form)."""
+    if operand == u:
+        return list(targets)
+    roots: list[sympy.Expr] = []
+    for target in targets:
+        equation = operand - target
+        if not _sympy_can_solve(equation, u):
+            return None
+        roots.extend(sympy.solve(equation, u, check=False, simplify=False))
+    return roots
+
+
+def _one_turn(angle: sympy.Expr) -> sympy.Expr:
+    """The same angle in [0, 360) degrees."""
+    value = _real_value(angle)
+    turns = math.floor(value / 360) if value is not None else 0
+    return angle - 360 * turns if turns else angle
+
+
 def _trig_closed_form(
     eq: _Equation, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]
-) -> list[sympy.Expr] | None:
-    """Angles from the registry's inversion when ``u`` is exactly one angle operand and nowhere else."""
+) -> tuple[list[sympy.Expr], int | None] | None:
+    """Roots from the registry's inversion when ``u`` sits in exactly one angle operand.
+
+    The angle operand takes its solutions in [0, 360); when the operand is an expression in
+    ``u`` (``2x+10``), ``u`` follows from each of those angles. Returns the roots and the
+    period to reduce them by (only for a bare angle).
+    """
     spec = OPERATORS[eq.step.op]
     slots = [k for k, v in enumerate(eq.operands) if u in v.free_symbols]
-    if len(slots) != 1 or slots[0] not in spec.trig_inverse or eq.operands[slots[0]] != u:
+    if len(slots) != 1 or slots[0] not in spec.trig_inverse:
         return None
-    values = [sympy.nan if k == slots[0] else _subs(v, env) for k, v in enumerate(eq.operands)]
-    fn, target = spec.trig_inverse[slots[0]](values, SYMPY_MATH)
+    slot = slots[0]
+    values = [sympy.nan if k == slot else _subs(v, env) for k, v in enumerate(eq.operands)]
+    fn, target = spec.trig_inverse[slot](values, SYMPY_MATH)
     target = sympy.nsimplify(target) if isinstance(target, sympy.Float) else target
     value = _real_value(target)
     if value is None or (fn != "tan" and abs(value) > 1 + 1e-12):
         raise NonRealError(f"{eq.what}: {fn} of an angle cannot be {target}")
-    return _inverse_angles(fn, target)
+    operand = _subs(eq.operands[slot], env)
+    angles = _inverse_angles(fn, target)
+    if operand == u:
+        return angles, 360
+    roots = _operand_roots(operand, u, [_one_turn(a) for a in angles])
+    return None if roots is None else (roots, None)
+
+
+def _power_closed_form(
+    eq: _Equation, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]
+) -> list[sympy.Expr] | None:
+    """Roots from the power inversion when ``u`` sits in exactly one operand of a power step."""
+    form = OPERATORS[eq.step.op].power_forms.get(len(eq.operands))
+    slots = [k for k, v in enumerate(eq.operands) if u in v.free_symbols]
+    if form is None or len(slots) != 1:
+        return None
+    values = [sympy.nan if k == slots[0] else _subs(v, env) for k, v in enumerate(eq.operands)]
+    targets = power_roots(form, slots[0], values, _SYMPY_POWER)
+    if targets is None:
+        return None
+    return _operand_roots(_subs(eq.operands[slots[0]], env), u, targets)
 
 
 def _solve_one(
     eq: _Equation, expr: sympy.Expr, u: sympy.Symbol, env: dict[sympy.Symbol, sympy.Expr]
 ) -> sympy.Expr:
     """Solve one step's equation for its only open unknown ``u`` with the root rule."""
+    spec = OPERATORS[eq.step.op]
+    slots = [k for k, v in enumerate(eq.operands) if u in v.free_symbols]
+
+    def admissible(v: float) -> bool:
+        # a slot's minimum applies to the operand's value (the side count x^2, not x)
+        if len(slots) != 1 or slots[0] not in spec.minimums:
+            return True
+        value = _real_value(_subs(_subs(eq.operands[slots[0]], env), {u: sympy.Float(v, 30)}))
+        return value is not None and spec.admissible(slots[0], value)
+
+    def real(roots: list[sympy.Expr]) -> list[sympy.Expr]:
+        return [r for r in roots if (v := _real_value(r)) is None or admissible(v)]
+
     closed = _trig_closed_form(eq, u, env)
     if closed is not None:
-        return _pick(closed, eq.what, 360)
-    slot = next((k for k, o in enumerate(eq.step.operands) if o.token == u.name), None)
-    spec = OPERATORS[eq.step.op]
-    return _solve_expr(expr, u, eq.what, lambda v: slot is None or spec.admissible(slot, v))
+        roots, period = closed
+        return _pick(real(roots), eq.what, period)
+    powers = _power_closed_form(eq, u, env)
+    if powers is not None:
+        return _pick(real(powers), eq.what, None)
+    return _solve_expr(expr, u, eq.what, admissible)
 
 
 def _sympy_can_solve(expr: sympy.Expr, u: sympy.Symbol) -> bool:
@@ -192,7 +306,16 @@ def _solve_expr(
         raise InconsistentError(f"{what} has no solution")
     period = _angle_period(expr, u)
     roots: list[sympy.Expr] = []
-    if _sympy_can_solve(expr, u):
+    numerator, denominator = cast(sympy.Expr, sympy.together(expr)).as_numer_denom()
+    polynomial = numerator.is_polynomial(u)
+    degree = sympy.Poly(numerator, u).degree() if polynomial else 0
+    if polynomial and (degree > 4 or (degree > 2 and numerator.atoms(*_TRIG))):
+        # no closed form worth writing: the quartic formula over cos(113.4 deg) takes minutes to
+        # evaluate, and a degree above 4 has none; 30-digit roots of the numerator instead
+        trig = {a: sympy.Float(sympy.N(a, 30), 30) for a in numerator.atoms(*_TRIG)}
+        found = _poly_roots(cast(sympy.Expr, numerator.xreplace(trig)), u) or []
+        roots = [r for r in found if not _real_value(cast(sympy.Expr, denominator.xreplace({u: r}))) == 0]
+    elif _sympy_can_solve(expr, u):
         try:
             roots = sympy.solve(expr, u, check=False, simplify=False)
         except NotImplementedError:
@@ -200,16 +323,106 @@ def _solve_expr(
     roots = [r for r in roots if (v := _real_value(r)) is None or admissible(v)]
     if roots:
         return _pick(roots, what, period)
-    fn = sympy.lambdify(u, expr, "math")
+    terms = sympy.Add.make_args(expr)
+    fn = sympy.lambdify(u, list(terms), "mpmath")
 
     def f(x: float) -> float:
-        y = complex(fn(x))
-        return y.real if y.imag == 0 else math.nan
+        # mpmath has no exponent limit (72.7^180 overflows a float); dividing by the size of the
+        # terms keeps every root and sign change and makes the value fit a float
+        values = fn(mpmath.mpf(x))
+        if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in values):
+            return math.nan
+        real = [mpmath.re(v) for v in values]
+        if not all(mpmath.isfinite(v) for v in real):
+            return math.nan
+        scale = mpmath.fsum(abs(v) for v in real) if len(real) > 1 else 1
+        return float(mpmath.fsum(real) / scale) if scale else 0.0
 
     found = [x for x in solve_1d(f, what) if admissible(x)]
     if period is not None:
         found = [x % period for x in found]
     return sympy.Float(choose_root(found, what), 15)
+
+
+_NROOTS_DEGREE = 24
+"""Highest degree solved with ``nroots``; beyond it the coefficients run to thousands of digits."""
+
+
+def _poly_roots(poly: sympy.Expr, u: sympy.Symbol) -> list[sympy.Expr] | None:
+    """Real roots of a polynomial in ``u``: exact up to degree 2, else to 30 digits (``None``: none found).
+
+    ``nroots`` works on the coefficients as they are, so ``(x/27)^360 = 11`` needs no float
+    that could overflow.
+    """
+    p = sympy.Poly(poly, u)
+    if p.degree() > _NROOTS_DEGREE:
+        return None
+    if p.degree() <= 2:
+        return list(sympy.solve(p.as_expr(), u, check=False, simplify=False))
+    try:
+        found = p.nroots(n=30, maxsteps=200)
+    except (sympy.polys.polyerrors.PolynomialError, ValueError, ArithmeticError):
+        return None
+    except Exception as exc:  # mpmath's NoConvergence
+        if type(exc).__name__ != "NoConvergence":
+            raise
+        return None
+    return [
+        sympy.Float(sympy.re(r), 30)
+        for r in found
+        if abs(complex(r).imag) <= 1e-20 * max(1.0, abs(complex(r)))
+    ]
+
+
+def _vanishes(exprs: Sequence[sympy.Expr], values: dict[sympy.Symbol, sympy.Expr]) -> bool:
+    """Whether every expression is zero (relative to the size of its terms) at ``values``."""
+    for expr in exprs:
+        value = _real_value(cast(sympy.Expr, expr.xreplace(values)))
+        if value is None:
+            return False
+        terms = sympy.Add.make_args(sympy.expand(expr))
+        sizes = (_real_value(cast(sympy.Expr, t.xreplace(values))) for t in terms)
+        scale = max([1.0, *(abs(v) for v in sizes if v is not None)])
+        if abs(value) > 1e-12 * scale:
+            return False
+    return True
+
+
+def _solve_pair(
+    exprs: Sequence[sympy.Expr], syms: Sequence[sympy.Symbol]
+) -> list[dict[sympy.Symbol, sympy.Expr]]:
+    """Every real solution of two polynomial equations in two unknowns, by a resultant.
+
+    ``sympy.solve`` builds a Groebner basis, which takes minutes on 15-digit coefficients or
+    a cos(25.7 deg) coefficient; the resultant in one unknown takes milliseconds.
+    """
+    a, b = syms
+    # sin/cos/tan of known angles stand in as symbols while the resultant is formed (exact
+    # arithmetic; with their float values the polynomial division loses track of zero)
+    trig = {t: sympy.Dummy() for e in exprs for t in e.atoms(*_TRIG)}
+    values = {d: sympy.Float(sympy.N(t, 30), 30) for t, d in trig.items()}
+    p, q = (cast(sympy.Expr, sympy.expand(_numerator(cast(sympy.Expr, e.xreplace(trig))))) for e in exprs)
+    try:
+        resultant = cast(sympy.Expr, sympy.resultant(p, q, b))
+    except sympy.polys.polyerrors.PolynomialError:
+        return []
+    resultant = sympy.expand(resultant.xreplace(values))
+    p, q = (cast(sympy.Expr, x.xreplace(values)) for x in (p, q))
+    if resultant == 0 or not resultant.has(a):
+        return []  # a common factor (a curve of solutions) or no solution: leave the steps pending
+    solutions: list[dict[sympy.Symbol, sympy.Expr]] = []
+    for ra in _poly_roots(resultant, a) or []:
+        if _real_value(ra) is None:
+            continue
+        pa, qa = (cast(sympy.Expr, sympy.expand(x.xreplace({a: ra}))) for x in (p, q))
+        source = pa if pa.has(b) else qa
+        if not source.has(b):
+            continue
+        for rb in _poly_roots(source, b) or []:
+            candidate = {a: ra, b: rb}
+            if _real_value(rb) is not None and _vanishes(exprs, candidate):
+                solutions.append(candidate)
+    return solutions
 
 
 def _linear_pick(
@@ -278,10 +491,14 @@ class _Machine:
 
     def _record(self, values: dict[sympy.Symbol, sympy.Expr], steps: tuple[int, ...]) -> list[Solved]:
         self.env.update(values)
-        return [
-            Solved(name=s.name, value=float(sympy.N(v)), exact=str(v), steps=steps)
-            for s, v in sorted(values.items(), key=lambda kv: kv[0].name)
-        ]
+        solved: list[Solved] = []
+        for s, v in sorted(values.items(), key=lambda kv: kv[0].name):
+            # a cubic's real root is written with complex parts that cancel: float(N(v)) would refuse it
+            value = _real_value(v)
+            if value is None:
+                raise NonRealError(f"steps {list(steps)}: {s.name} = {v} is not real")
+            solved.append(Solved(name=s.name, value=value, exact=_text(v), steps=steps))
+        return solved
 
     def _solve_single(self) -> list[Solved] | None:
         for eq in self.pending:
@@ -320,12 +537,20 @@ class _Machine:
                     return self._record(direct, tuple(e.index for e in group))
                 if not all(_polynomial(x, syms) for x in exprs):
                     continue  # sympy can take minutes on mixed trig systems; leave them pending
-                try:
-                    solutions: list[dict[sympy.Symbol, sympy.Expr]] = sympy.solve(
-                        exprs, syms, dict=True, check=False, simplify=False
-                    )
-                except NotImplementedError:
-                    continue
+                # sin/cos/tan of a known angle as a coefficient makes sympy.solve take minutes on a
+                # system (cos(25.7 deg) is algebraic of high degree): pairs go by a resultant, larger
+                # systems are solved with its 30-digit value
+                solutions: list[dict[sympy.Symbol, sympy.Expr]]
+                if size == 2:
+                    solutions = _solve_pair(exprs, syms)
+                else:
+                    trig = {a: sympy.Float(sympy.N(a, 30), 30) for x in exprs for a in x.atoms(*_TRIG)}
+                    try:
+                        solutions = sympy.solve(
+                            [x.xreplace(trig) for x in exprs], syms, dict=True, check=False, simplify=False
+                        )
+                    except NotImplementedError:
+                        continue
                 complete = [
                     s
                     for s in solutions
@@ -371,13 +596,11 @@ def execute_exact(program: Program, numbers: Sequence[str]) -> Execution:
     for index, step in enumerate(program.steps):
         if step.op == "Get":
             answer = machine.get(index, step.operands[0])
+            value = _real_value(answer)
+            if value is None:
+                raise NonRealError(f"step {index} (Get {step.operands[0].token}): {answer} is not real")
             traces.append(
-                StepTrace(
-                    index=index,
-                    op=step.op,
-                    value=float(sympy.N(answer)),
-                    open_unknowns=machine.open_unknowns(),
-                )
+                StepTrace(index=index, op=step.op, value=value, open_unknowns=machine.open_unknowns())
             )
             continue
         try:
@@ -395,4 +618,4 @@ def execute_exact(program: Program, numbers: Sequence[str]) -> Execution:
     value = _real_value(answer)
     if value is None:
         raise NonRealError(f"the answer {answer} is not real")
-    return Execution(answer=value, exact=str(answer), mode="exact", steps=tuple(traces))
+    return Execution(answer=value, exact=_text(answer), mode="exact", steps=tuple(traces))

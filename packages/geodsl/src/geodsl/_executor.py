@@ -8,8 +8,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import sympy
+
 from geodsl._bind import bind_operand, check_bindings
 from geodsl._numeric import Env, ValueFn, choose_root, compile_value, solve_1d, trig_angles
+from geodsl._power import FLOAT_POWER, power_holds, power_roots
 from geodsl._result import Execution, Solved, StepTrace
 from geodsl.ast import Operand, Program, Step
 from geodsl.errors import (
@@ -18,6 +21,7 @@ from geodsl.errors import (
     GeoDSLError,
     InconsistentError,
     NoAnswerError,
+    NonRealError,
     UnsolvableError,
 )
 from geodsl.ops import FLOAT_MATH, OPERATORS, OpSpec
@@ -70,11 +74,15 @@ def _compile_operand(operand: Operand, numbers: Sequence[str]) -> tuple[ValueFn,
     if operand.is_unknown:
         name = operand.token
         return (lambda env: env[name]), frozenset((name,))
-    return compile_value(bind_operand(operand, numbers))
+    value = bind_operand(operand, numbers)
+    if value.has(sympy.zoo, sympy.nan, sympy.oo, sympy.I):
+        kind = "not a real number" if value.has(sympy.I) else "undefined"
+        raise NonRealError(f"operand {operand.token}: the value {numbers[operand.index]!r} is {kind}")
+    return compile_value(value)
 
 
-def _one_unknown(eq: _Equation, name: str, env: Env, *, scan: bool = True) -> float:
-    """Solve an equation whose only open unknown is ``name``."""
+def _roots(eq: _Equation, name: str, env: Env, *, scan: bool = True) -> list[float]:
+    """Every admissible root of an equation whose only open unknown is ``name``."""
     local = dict(env)
 
     def f(x: float) -> float:
@@ -85,11 +93,20 @@ def _one_unknown(eq: _Equation, name: str, env: Env, *, scan: bool = True) -> fl
     roots: list[float] | None = None
     if len(slots) == 1 and slots[0] in eq.spec.trig_inverse:
         roots = _trig_roots(eq, slots[0], name, local)
+    elif len(slots) == 1 and len(eq.operands) in eq.spec.power_forms:
+        roots = _power_roots(eq, slots[0], name, local, scan=scan)
     if roots is None:
         roots = solve_1d(f, eq.what, scan=scan)
-    if len(slots) == 1:
-        roots = [r for r in roots if eq.spec.admissible(slots[0], r)]
-    return choose_root(roots, eq.what)
+    if len(slots) == 1 and slots[0] in eq.spec.minimums:
+        # a slot's minimum applies to the operand's value (the side count x^2, not x)
+        operand_fn, _ = eq.operands[slots[0]]
+        roots = [r for r in roots if eq.spec.admissible(slots[0], operand_fn({**env, name: r}))]
+    return roots
+
+
+def _one_unknown(eq: _Equation, name: str, env: Env, *, scan: bool = True) -> float:
+    """Solve an equation whose only open unknown is ``name``, with the root rule."""
+    return choose_root(_roots(eq, name, env, scan=scan), eq.what)
 
 
 def _trig_roots(eq: _Equation, slot: int, name: str, local: dict[str, float]) -> list[float] | None:
@@ -100,36 +117,158 @@ def _trig_roots(eq: _Equation, slot: int, name: str, local: dict[str, float]) ->
     except ZeroDivisionError:
         return None
     angles = trig_angles(fn_name, float(target), eq.what)
+    return _operand_roots(eq, slot, name, local, angles, scan=True)
+
+
+def _operand_roots(
+    eq: _Equation, slot: int, name: str, local: dict[str, float], targets: Sequence[float], *, scan: bool
+) -> list[float]:
+    """The values of ``name`` that give operand ``slot`` one of the ``targets``."""
     operand_fn, _ = eq.operands[slot]
     if eq.step.operands[slot].token == name:
-        return angles
+        return list(targets)
     roots: list[float] = []
-    for theta in angles:
+    for target in targets:
 
-        def g(x: float, theta: float = theta) -> float:
+        def g(x: float, target: float = target) -> float:
             local[name] = x
-            return operand_fn(local) - theta
+            return operand_fn(local) - target
 
-        roots.extend(solve_1d(g, eq.what))
+        try:
+            roots.extend(solve_1d(g, eq.what, scan=scan))
+        except (InconsistentError, NonRealError):
+            continue  # x^2 = -3: this target gives no real value; the others may
     return roots
 
 
+def _power_roots(
+    eq: _Equation, slot: int, name: str, local: dict[str, float], *, scan: bool
+) -> list[float] | None:
+    local[name] = math.nan
+    values = [math.nan if k == slot else fn(local) for k, (fn, _) in enumerate(eq.operands)]
+    targets = power_roots(eq.spec.power_forms[len(values)], slot, values, FLOAT_POWER)
+    if targets is None:
+        return None
+    return _operand_roots(eq, slot, name, local, targets, scan=scan)
+
+
 def _joint(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env) -> dict[str, float]:
-    """Solve ``len(eqs)`` equations in as many unknowns by nested elimination.
+    """Solve ``len(eqs)`` equations in as many unknowns by elimination.
 
     The outer unknown is found by 1-D root finding on one equation, after solving the
-    others for the remaining unknowns at each trial value. A first pass accepts only
-    closed-form (polynomial) solutions at every level, which is fast and covers nearly
-    all programs; for two unknowns a second pass allows scanning for the outer one.
+    others for the remaining unknowns at each trial value. Two unknowns follow every
+    solution of the inner equation, so the root rule sees all of the system's solutions
+    for the outer one; each way of nesting is tried in closed form, then with a scan.
+    Three unknowns nest with the root rule at each level, in closed form only (a scan
+    over nested scans would cost seconds).
     """
-    try:
+    if len(unknowns) != 2:
         return _eliminate(eqs, unknowns, env, scan=False)
-    except GeoDSLError:
-        if (
-            len(unknowns) > 2
-        ):  # a scan over nested scans would cost seconds; three-way systems must be closed-form
-            raise
-        return _eliminate(eqs, unknowns, env, scan=True)
+    last_error: GeoDSLError | None = None
+    for plan in _plans(eqs, unknowns, env):
+        for scan in (False, True):
+            try:
+                return _pair(*plan, env, scan=scan)
+            except AmbiguousError:
+                raise
+            except GeoDSLError as exc:
+                last_error = exc
+    raise AmbiguousError(
+        f"cannot solve steps {[e.index for e in eqs]} jointly for {', '.join(unknowns)}"
+    ) from last_error
+
+
+_BRANCHES = 2
+"""Solutions of an inner equation followed in a joint solve (closed forms give at most two)."""
+
+
+def _pair(
+    outer: str,
+    outer_eq: _Equation,
+    inner_eqs: list[_Equation],
+    inner_unknowns: list[str],
+    env: Env,
+    *,
+    scan: bool,
+) -> dict[str, float]:
+    """Two equations in two unknowns: every (outer, inner) solution, then the root rule on the outer one."""
+    (inner_eq,), (inner,) = inner_eqs, inner_unknowns
+    local = dict(env)
+
+    def inner_roots(x: float) -> list[float]:
+        local[outer] = x
+        return sorted(set(_roots(inner_eq, inner, local, scan=False)))
+
+    found: list[tuple[float, float]] = []
+    for branch in range(_BRANCHES):
+
+        def h(x: float, branch: int = branch) -> float:
+            try:
+                roots = inner_roots(x)
+            except GeoDSLError:
+                return math.nan
+            if branch >= len(roots):
+                return math.nan
+            return outer_eq.residual({**local, inner: roots[branch]})
+
+        try:
+            xs = solve_1d(h, outer_eq.what, scan=scan)
+        except (InconsistentError, NonRealError):
+            continue  # no solution on this branch
+        for x in xs:
+            roots = inner_roots(x)
+            if branch < len(roots):
+                found.append((x, roots[branch]))
+    x = choose_root([x for x, _ in found], outer_eq.what)
+    y = choose_root([y for fx, y in found if fx == x], inner_eq.what)
+    return {outer: x, inner: y}
+
+
+def _linear_in(eq: _Equation, name: str, unknowns: Sequence[str], env: Env) -> bool:
+    """Whether ``eq`` is linear in ``name`` (tried with the other unknowns at fixed trial values)."""
+    local = dict(env)
+    local.update({u: 1.3 + 0.17 * k for k, u in enumerate(unknowns)})
+    ys: list[float] = []
+    for x in (0.7, 1.9, 3.1):
+        local[name] = x
+        try:
+            ys.append(eq.residual(local))
+        except (ArithmeticError, ValueError):
+            return False
+    if not all(math.isfinite(y) for y in ys) or ys[0] == ys[1]:
+        return False
+    return abs(ys[0] - 2 * ys[1] + ys[2]) <= 1e-9 * max(abs(y) for y in ys)
+
+
+def _plans(
+    eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env
+) -> list[tuple[str, _Equation, list[_Equation], list[str]]]:
+    """The ways to nest the elimination: (outer unknown, outer equation, inner equations, inner unknowns).
+
+    The equation with the most unknowns stays outside, so the inner ones stay simple. With two
+    unknowns, an inner equation that gives its unknown linearly goes first, the second unknown
+    before the first, as the exact executor and the reference eliminate: ``x * y = 10`` gives
+    ``y = 10 / x`` and the root rule then looks at every solution for ``x``.
+    """
+    plans: list[tuple[str, _Equation, list[_Equation], list[str]]] = []
+    for outer in unknowns:
+        inner_unknowns = [u for u in unknowns if u != outer]
+        for outer_eq in sorted(
+            (e for e in eqs if outer in e.names), key=lambda e: -len(e.names - env.keys())
+        ):
+            inner_eqs = [e for e in eqs if e is not outer_eq]
+            if all(e.names & set(inner_unknowns) for e in inner_eqs):
+                plans.append((outer, outer_eq, inner_eqs, inner_unknowns))
+    if len(unknowns) == 2:
+
+        def rank(plan: tuple[str, _Equation, list[_Equation], list[str]]) -> int:
+            outer, _, inner_eqs, inner_unknowns = plan
+            if not _linear_in(inner_eqs[0], inner_unknowns[0], unknowns, env):
+                return 2
+            return 0 if outer == unknowns[0] else 1
+
+        plans.sort(key=rank)
+    return plans
 
 
 def _eliminate(
@@ -138,38 +277,30 @@ def _eliminate(
     if len(unknowns) == 1:
         return {unknowns[0]: _one_unknown(eqs[0], unknowns[0], env, scan=scan)}
     last_error: GeoDSLError | None = None
-    for outer in unknowns:
-        inner_unknowns = [u for u in unknowns if u != outer]
-        # keep the equation with the most unknowns outside, so the inner ones stay simple
-        for outer_eq in sorted(
-            (e for e in eqs if outer in e.names), key=lambda e: -len(e.names - env.keys())
-        ):
-            inner_eqs = [e for e in eqs if e is not outer_eq]
-            if not all(e.names & set(inner_unknowns) for e in inner_eqs):
-                continue
-            local = dict(env)
+    for outer, outer_eq, inner_eqs, inner_unknowns in _plans(eqs, unknowns, env):
+        local = dict(env)
 
-            def h(
-                x: float,
-                outer: str = outer,
-                outer_eq: _Equation = outer_eq,
-                inner_eqs: list[_Equation] = inner_eqs,
-                inner_unknowns: list[str] = inner_unknowns,
-                local: dict[str, float] = local,
-            ) -> float:
-                local[outer] = x
-                try:
-                    inner = _eliminate(inner_eqs, inner_unknowns, local, scan=False)
-                except GeoDSLError:
-                    return math.nan
-                return outer_eq.residual({**local, **inner})
-
+        def h(
+            x: float,
+            outer: str = outer,
+            outer_eq: _Equation = outer_eq,
+            inner_eqs: list[_Equation] = inner_eqs,
+            inner_unknowns: list[str] = inner_unknowns,
+            local: dict[str, float] = local,
+        ) -> float:
+            local[outer] = x
             try:
-                x = choose_root(solve_1d(h, outer_eq.what, scan=scan), outer_eq.what)
-                local[outer] = x
-                return {outer: x, **_eliminate(inner_eqs, inner_unknowns, local, scan=False)}
-            except GeoDSLError as exc:
-                last_error = exc
+                inner = _eliminate(inner_eqs, inner_unknowns, local, scan=False)
+            except GeoDSLError:
+                return math.nan
+            return outer_eq.residual({**local, **inner})
+
+        try:
+            x = choose_root(solve_1d(h, outer_eq.what, scan=scan), outer_eq.what)
+            local[outer] = x
+            return {outer: x, **_eliminate(inner_eqs, inner_unknowns, local, scan=False)}
+        except GeoDSLError as exc:
+            last_error = exc
     raise AmbiguousError(
         f"cannot solve steps {[e.index for e in eqs]} jointly for {', '.join(unknowns)}"
     ) from last_error
@@ -205,8 +336,19 @@ class _Machine:
 
     def _check_known(self, eq: _Equation) -> None:
         values = eq.values(self.env)
-        scale = max([1.0, *(abs(v) for v in values)])
-        if abs(eq.residual(self.env)) > 1e-6 * scale**3:
+        try:
+            residual = eq.residual(self.env)
+        except OverflowError:
+            residual = math.inf
+        if not math.isfinite(residual):
+            form = eq.spec.power_forms.get(len(values))
+            if form is None:
+                raise ExecutionError(f"{eq.what} cannot be checked: its values overflow a float")
+            holds = power_holds(form, values)  # a^e * d = b^e * c compared as logarithms
+        else:
+            scale = max([1.0, *(abs(v) for v in values)])
+            holds = abs(residual) <= 1e-6 * scale * scale * scale
+        if not holds:
             raise InconsistentError(f"{eq.what} contradicts the values already known")
 
     def _solve_single(self) -> list[Solved] | None:
@@ -256,9 +398,15 @@ class _Machine:
     def get(self, index: int, operand: Operand) -> float:
         fn, names = _compile_operand(operand, self.numbers)
         missing = sorted(names - self.env.keys())
-        if not missing:
-            return float(fn(self.env))
         where = f"step {index} (Get {operand.token})"
+        if not missing:
+            try:
+                value = float(fn(self.env))
+            except (OverflowError, ValueError, ZeroDivisionError) as exc:
+                raise ExecutionError(f"{where}: arithmetic failure: {exc}") from exc
+            if not math.isfinite(value):
+                raise ExecutionError(f"{where}: the value is undefined")
+            return value
         stuck = [m for m in missing if any(m in e.names for e in self.pending)]
         if stuck:
             raise AmbiguousError(

@@ -25,6 +25,11 @@ ValueFn = Callable[[Env], float]
 
 _REL_EPS = 1e-9
 _PROBE = (0.5, 1.5, 2.5, 3.5, 4.5, 5.5)
+_FAR = (-4.7, 23.3, 611.0, 1.9e4)
+"""Points away from the probes where a fitted quadratic must still match the function.
+
+A term such as ``60 x^4`` beside a constant of ``9e10`` hides in the probes' rounding but not
+at ``x = 611``."""
 
 
 def _compile(expr: sympy.Basic) -> ValueFn:
@@ -122,6 +127,10 @@ def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
     a = d2[0] / 2.0
     b = d1[0] - a * (t0 + t1)
     c = ys[0] - d1[0] * t0 + a * t0 * t1
+    if not _matches_far(f, a, b, c, scale):
+        return None
+    if abs(c) <= 1e-12 * scale:
+        c = 0.0  # rounding noise of the fit: the root at zero is exactly zero (the root rule tells 0 from 1e-16)
     if abs(a) <= _REL_EPS * scale:
         if abs(b) <= _REL_EPS * scale:
             if abs(c) <= 1e-7 * scale:
@@ -138,6 +147,17 @@ def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
     q = -0.5 * (b + math.copysign(sq, b))
     roots = {q / a, c / q} if q != 0 else {-b / (2 * a)}
     return sorted(roots)
+
+
+def _matches_far(f: Callable[[float], float], a: float, b: float, c: float, scale: float) -> bool:
+    """Whether ``a x^2 + b x + c`` (fitted on the probes) still gives ``f`` at the far points."""
+    for t in _FAR:
+        y = _safe(f, t)
+        if math.isnan(y):
+            return False  # a polynomial is defined everywhere
+        if abs(y - ((a * t + b) * t + c)) > 1e-9 * (scale * (1.0 + t * t) + abs(y)):
+            return False
+    return True
 
 
 def _grid() -> list[float]:
@@ -163,19 +183,65 @@ def _bisect(f: Callable[[float], float], lo: float, hi: float, flo: float) -> fl
     return 0.5 * (lo + hi)
 
 
+def _is_root(f: Callable[[float], float], r: float, y: float, prev_y: float) -> bool:
+    # a root, not a pole or a jump: the residual at the crossing is tiny next to the endpoints
+    fr = _safe(f, r)
+    return not math.isnan(fr) and abs(fr) <= 1e-6 * max(1.0, abs(y), abs(prev_y))
+
+
+_MAX_DIPS = 8
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def _dip(f: Callable[[float], float], lo: float, hi: float, sign: float) -> tuple[float, float]:
+    """Golden-section search for the lowest point of ``sign * f`` on ``[lo, hi]``."""
+    a, b = lo, hi
+    c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
+    fc, fd = sign * _safe(f, c), sign * _safe(f, d)
+    for _ in range(80):
+        if math.isnan(fc) or math.isnan(fd):
+            return c, math.nan
+        if fc < 0 or fd < 0:
+            break
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - _GOLDEN * (b - a)
+            fc = sign * _safe(f, c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + _GOLDEN * (b - a)
+            fd = sign * _safe(f, d)
+    return (c, fc) if fc < fd else (d, fd)
+
+
 def _scan_roots(f: Callable[[float], float]) -> list[float]:
     roots: list[float] = []
-    prev_u, prev_y = _GRID[0], _safe(f, _GRID[0])
-    for u in _GRID[1:]:
-        y = _safe(f, u)
+    ys = [_safe(f, u) for u in _GRID]
+    for k in range(1, len(_GRID)):
+        prev_u, u, prev_y, y = _GRID[k - 1], _GRID[k], ys[k - 1], ys[k]
         if y == 0.0:
             roots.append(u)
         elif not math.isnan(y) and not math.isnan(prev_y) and prev_y != 0.0 and (y < 0) != (prev_y < 0):
             r = _bisect(f, prev_u, u, prev_y)
-            fr = _safe(f, r)
-            if not math.isnan(fr) and abs(fr) <= 1e-6 * max(1.0, min(abs(y), abs(prev_y))):
+            if _is_root(f, r, y, prev_y):
                 roots.append(r)
-        prev_u, prev_y = u, y
+    # Two roots closer than one grid step (1.06x) leave no sign change on the grid, only a dip
+    # of |f|: search the deepest dips for a crossing.
+    dips: list[tuple[float, int]] = []
+    for k in range(1, len(_GRID) - 1):
+        a, y, b = ys[k - 1], ys[k], ys[k + 1]
+        if math.isnan(a) or math.isnan(b) or math.isnan(y) or y == 0.0:
+            continue
+        if (a < 0) == (y < 0) == (b < 0) and abs(y) < abs(a) and abs(y) <= abs(b):
+            dips.append((abs(y) / min(abs(a), abs(b)), k))
+    for _, k in sorted(dips)[:_MAX_DIPS]:
+        lo, hi, y = _GRID[k - 1], _GRID[k + 1], ys[k]
+        m, fm = _dip(f, lo, hi, math.copysign(1.0, y))
+        if math.isnan(fm) or fm >= 0:
+            continue
+        for r in (_bisect(f, lo, m, ys[k - 1]), _bisect(f, m, hi, -ys[k + 1])):
+            if _is_root(f, r, ys[k - 1], ys[k + 1]):
+                roots.append(r)
     return roots
 
 
@@ -183,7 +249,7 @@ def solve_1d(f: Callable[[float], float], what: str, *, scan: bool = True) -> li
     """All real roots found for a function of one unknown.
 
     Polynomials of degree <= 2 are solved in closed form (detected by finite differences
-    on probe points); anything else is scanned on a log-spaced grid over +-[1e-6, 1e8]
+    on probe points and confirmed at points far from them); anything else is scanned on a log-spaced grid over +-[1e-6, 1e8]
     and refined by bisection (unless ``scan`` is false: then non-polynomials give no roots).
 
     Raises:

@@ -29,6 +29,7 @@ __all__ = (
     "CanonicalRule",
     "MathLib",
     "OpSpec",
+    "PowerForm",
     "TrigTarget",
     "arity_error",
 )
@@ -58,6 +59,22 @@ CanonicalRule = Literal[
 
 TrigTarget = tuple[Literal["sin", "cos", "tan"], Any]
 """A closed-form inversion result: the angle operand satisfies ``fn(angle) = value``."""
+
+
+@dataclass(frozen=True)
+class PowerForm:
+    """Where the operands of a power equation ``(a / b)^e = c / d`` sit in a step.
+
+    The residual of such a step is ``a^e * d - b^e * c`` (``d`` is 1 when ``rhs_den`` is
+    ``None``); the executors invert it for any one slot in closed form, working with
+    logarithms of magnitudes so that ``a^e`` is never formed (``27^360`` overflows a float).
+    """
+
+    num: int
+    den: int
+    exponent: int
+    rhs_num: int
+    rhs_den: int | None = None
 
 
 class MathLib(Protocol):
@@ -130,6 +147,8 @@ class OpSpec:
         canonical: how the canonicaliser may reorder operands.
         minimums: smallest meaningful value of some slots (a polygon has at least 3 sides);
             roots below it are discarded when that slot is the unknown.
+        power_forms: by operand count, the slots of a power equation ``(a / b)^e = c / d``
+            (solved in closed form for whichever slot is unknown).
     """
 
     name: str
@@ -143,6 +162,7 @@ class OpSpec:
     trig_inverse: Mapping[int, Inverse] = field(default_factory=lambda: MappingProxyType({}))
     canonical: CanonicalRule = "none"
     minimums: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    power_forms: Mapping[int, PowerForm] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def variadic(self) -> bool:
@@ -154,8 +174,13 @@ class OpSpec:
         return n >= self.min_arity and (self.max_arity is None or n <= self.max_arity)
 
     def admissible(self, slot: int, value: float) -> bool:
-        """Whether ``value`` is a meaningful solution for operand ``slot``."""
-        return value >= self.minimums.get(slot, -math.inf)
+        """Whether ``value`` is a meaningful solution for operand ``slot``.
+
+        A root a hair below the minimum counts as the minimum: a triangle found numerically
+        (2.9999999999999996 sides), or with exact pi from an area written with pi = 3.141593.
+        """
+        minimum = self.minimums.get(slot, -math.inf)
+        return value >= minimum - 1e-6 * max(1.0, abs(minimum))
 
     def arity_text(self) -> str:
         """The allowed operand counts, in words (``"3 or more"``, ``"2 or 3"``, ``"exactly 1"``)."""
@@ -398,6 +423,7 @@ _OPS: tuple[OpSpec, ...] = (
         equation="a / b = c / d  or  (a / b)^e = c / d",
         residual=_proportion,
         canonical="swap_pairs",
+        power_forms=MappingProxyType({5: PowerForm(num=0, den=1, exponent=4, rhs_num=2, rhs_den=3)}),
     ),
     OpSpec(
         name="Ratio",
@@ -408,6 +434,7 @@ _OPS: tuple[OpSpec, ...] = (
         "third operand equals the fourth.",
         equation="a / b = c  or  (a / b)^c = d",
         residual=_ratio,
+        power_forms=MappingProxyType({4: PowerForm(num=0, den=1, exponent=2, rhs_num=3)}),
     ),
     OpSpec(
         name="Chord2_Ang",
