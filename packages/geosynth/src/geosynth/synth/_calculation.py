@@ -297,7 +297,13 @@ def _final(value: Value, goal: _Goal, answer: str, refs: tuple[int, ...]) -> str
 
 
 def check_calculation(
-    text: str, givens: tuple[str, ...], goal: str, diagram: Diagram, config: SynthConfig
+    text: str,
+    givens: tuple[str, ...],
+    goal: str,
+    diagram: Diagram,
+    config: SynthConfig,
+    *,
+    solved: tuple[Deduction, Evaluator] | None = None,
 ) -> tuple[str, float, tuple[ProofStep, ...], str] | None:
     """Solve a calculation problem from its statement on its diagram.
 
@@ -307,6 +313,8 @@ def check_calculation(
         goal: ``angle a b c``, ``length a b``, ``area a b c`` or ``var x``.
         diagram: The emitted coordinates (the numeric check and the engine's diagram).
         config: Search bounds.
+        solved: The engine's search on exactly this problem and diagram, and its evaluator, when the
+            caller already ran it (the search is deterministic, so running it again would repeat it).
 
     Returns:
         The exact answer, its value, the proofs of the facts used and the final line; ``None`` when the
@@ -320,10 +328,13 @@ def check_calculation(
         tokens = givens[1].split()
         names, offset = tokens[1:4], int(tokens[7]) * (1 if tokens[6] == "+" else -1)
     target = _Goal(kind, tuple(names), offset, int(length))
-    deduction = run_engine(problem, diagram, config)
-    if deduction is None:
-        return None
-    evaluator = Evaluator(deduction, (p, q))
+    if solved is not None and solved[1].scale == (p, q):
+        deduction, evaluator = solved
+    else:
+        found = run_engine(problem, diagram, config)
+        if found is None:
+            return None
+        deduction, evaluator = found, Evaluator(found, (p, q))
     value = _evaluate(evaluator, kind, target.points)
     if value is None:
         return None
@@ -376,17 +387,24 @@ def make_calculation(figure: Figure, config: SynthConfig, rng: random.Random) ->
         target = _Goal(kind, names, offset, figure.length)
         givens = _givens(target, (mapping[figure.scale[0]], mapping[figure.scale[1]]))
         goal = "var x" if kind == "var" else f"{kind} {' '.join(names)}"
-        made = _emit(problem, givens, goal, diagram, config, kind)
+        uncut = problem.text() == figure.problem.text() and diagram.points == figure.diagram.points
+        made = _emit(problem, givens, goal, diagram, config, kind, (deduction, evaluator) if uncut else None)
         if made is not None:
             return made
     return None
 
 
 def _emit(
-    problem: Problem, givens: tuple[str, ...], goal: str, diagram: Diagram, config: SynthConfig, kind: str
+    problem: Problem,
+    givens: tuple[str, ...],
+    goal: str,
+    diagram: Diagram,
+    config: SynthConfig,
+    kind: str,
+    solved: tuple[Deduction, Evaluator] | None,
 ) -> CalculationProblem | None:
     text = problem.text()
-    checked = check_calculation(text, givens, goal, diagram, config)
+    checked = check_calculation(text, givens, goal, diagram, config, solved=solved)
     if checked is None:
         return None
     answer, number, steps, final = checked
