@@ -31,7 +31,6 @@ from typing import Any
 
 from geodsl.data import PGPSRecord, load_pgps
 from geosynth.synth import load_config, read_records, write_dataset
-from geosynth.synth._pgps_out import find_leaks, operator_histogram, type_histogram
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = ("pgps9k_test", "geometry3k_test")
@@ -67,6 +66,7 @@ def _table(title: str, columns: dict[str, dict[str, int]], sizes: dict[str, int]
 def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     config = load_config("euclid-omni" if args.legacy else args.config)
     start_cpu, start_wall = _cpu(), time.perf_counter()
+    options: dict[str, Any] = {} if args.legacy else {"pgps": args.per_figure}  # the old writer has no pgps
     _, failed = write_dataset(
         config,
         args.n,
@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         shard_size=args.shard_size,
         jobs=args.jobs,
         render=args.render,
-        pgps=0 if args.legacy else args.per_figure,
+        **options,
     )
     cpu, wall = _cpu() - start_cpu, time.perf_counter() - start_wall
     records = read_records(out)
@@ -122,6 +122,8 @@ def main() -> None:
         print(" ".join(f"{k}={v}" for k, v in row.items()))
         result: dict[str, Any] = {"run": row}
         if not args.legacy:
+            from geosynth.synth._pgps_out import find_leaks, operator_histogram, type_histogram
+
             corpus = load_pgps(out / "pgps" / "pgps.json")
             splits = _splits()
             if not splits:

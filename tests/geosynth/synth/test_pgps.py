@@ -80,6 +80,13 @@ def test_the_corpus_file_has_the_published_layout(corpus: Path) -> None:
     assert stats["operators"]["Get"] == len(data)
 
 
+def test_two_workers_write_the_same_corpus(corpus: Path, tmp_path: Path) -> None:
+    other = tmp_path / "two"
+    write_dataset(PGPS, 6, 3, other, task="calculation", shard_size=3, pgps=4, jobs=2)
+    for name in ("pgps.json", "data/shard-00000.jsonl", "data/shard-00001.jsonl"):
+        assert (other / "pgps" / name).read_bytes() == (corpus / "pgps" / name).read_bytes()
+
+
 def test_a_rerun_resumes_to_the_same_corpus(corpus: Path, tmp_path: Path) -> None:
     before = (corpus / "pgps" / "pgps.json").read_bytes()
     (corpus / "pgps" / "data" / "shard-00001.jsonl").unlink()

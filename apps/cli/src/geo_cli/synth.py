@@ -195,12 +195,22 @@ def generate(
     ] = 100,
     render: Annotated[bool, typer.Option("--render/--no-render", help="Render every diagram.")] = False,
     image_format: Annotated[str, typer.Option("--image-format", help="png or svg.")] = "png",
+    pgps: Annotated[
+        int,
+        typer.Option(
+            "--pgps",
+            min=0,
+            help="Also write up to N PGPS-format problems per calculation figure to OUT/pgps (0: none).",
+        ),
+    ] = 0,
 ) -> None:
     """Synthesize problems from scratch; every one is re-solved by the engine before it is written."""
     from geosynth.synth import dataset_stats, load_config, write_dataset
 
     if task not in ("calculation", "proving"):
         fail(f"--task must be calculation or proving, got {task!r}")
+    if pgps and task != "calculation":
+        fail(f"--pgps needs --task calculation (PGPS problems are calculations), got --task {task}")
     if config.endswith((".yaml", ".yml")):
         text_file(Path(config), "synthesis config")
     with _user_errors(), stage_progress(err_console) as progress:
@@ -217,12 +227,19 @@ def generate(
             render=render,
             image_format=image_format,
             progress=lambda done, total: progress("generate", done, total),
+            pgps=pgps,
         )
     stats = dataset_stats(out, recheck=False)
     (out / "stats.json").write_text(stats.model_dump_json(indent=2) + "\n", encoding="utf-8")
     left = f"; {len(failed)} records gave up (indices {list(failed)[:10]})" if failed else ""
     typer.echo(f"{stats.records} {task} records in {out} ({made} shards made this run){left}")
     typer.echo(f"goal types: {', '.join(f'{k}={v}' for k, v in stats.goal_types.items())}")
+    if pgps:
+        corpus = json.loads((out / "pgps" / "stats.json").read_text(encoding="utf-8"))
+        typer.echo(
+            f"{corpus['problems']} PGPS problems in {out / 'pgps' / 'pgps.json'} "
+            f"({corpus['duplicates']} duplicates dropped)"
+        )
 
 
 @app.command("render")

@@ -33,39 +33,39 @@ from geosynth.synth.errors import SynthError
 __all__ = ("OP_WEIGHTS", "Design", "Written", "design_problem", "write_problem")
 
 OP_WEIGHTS: dict[str, float] = {
-    "Sum": 6.0,
-    "Equal": 3.0,
-    "Multiple": 3.0,
-    "Gougu": 5.0,
-    "Proportion": 4.0,
-    "Iso_Tri_Ang": 2.5,
-    "Gsin": 2.5,
-    "Gcos": 2.5,
-    "Gtan": 2.5,
-    "Geo_Mean": 2.5,
-    "Ratio": 1.5,
-    "Circle_R_Area": 2.5,
-    "Cos_Law": 2.5,
-    "PRK_Perim": 2.0,
-    "Sin_Law": 2.5,
-    "TanSec_Ang": 2.0,
-    "Circle_D_Area": 2.0,
-    "Median": 2.0,
-    "Circle_R_Circum": 2.0,
-    "RNgon_B_Area": 2.0,
-    "Tria_BH_Area": 2.0,
-    "Ngon_Angsum": 2.0,
+    "Sum": 8.0,
+    "Equal": 6.0,
+    "Multiple": 3.5,
+    "Gougu": 4.0,
+    "Proportion": 6.0,
+    "Iso_Tri_Ang": 1.5,
+    "Gsin": 1.0,
+    "Gcos": 1.0,
+    "Gtan": 1.0,
+    "Geo_Mean": 3.5,
+    "Ratio": 1.0,
+    "Circle_R_Area": 1.5,
+    "Cos_Law": 0.6,
+    "PRK_Perim": 3.0,
+    "Sin_Law": 0.6,
+    "TanSec_Ang": 3.0,
+    "Circle_D_Area": 1.5,
+    "Median": 3.0,
+    "Circle_R_Circum": 1.2,
+    "RNgon_B_Area": 1.5,
+    "Tria_BH_Area": 1.5,
+    "Ngon_Angsum": 4.0,
     "RNgon_L_Area": 2.0,
     "Chord2_Ang": 2.0,
-    "Para_Area": 2.0,
-    "Circle_D_Circum": 2.0,
-    "Rect_Area": 2.0,
-    "Trap_Area": 2.0,
-    "Rhom_Area": 2.0,
-    "RNgon_H_Area": 2.0,
-    "Tria_SAS_Area": 2.0,
-    "ArcSeg_Area": 2.0,
-    "Kite_Area": 2.0,
+    "Para_Area": 3.0,
+    "Circle_D_Circum": 1.2,
+    "Rect_Area": 3.0,
+    "Trap_Area": 3.0,
+    "Rhom_Area": 2.5,
+    "RNgon_H_Area": 3.0,
+    "Tria_SAS_Area": 1.0,
+    "ArcSeg_Area": 1.0,
+    "Kite_Area": 1.5,
 }
 """How often a problem is built around each operator, relative to the others the figure offers: the
 PGPS9K test mix flattened (Sum is 36% of its programs, most area operators under 1%) so that every
@@ -82,23 +82,23 @@ KIND_RANK: tuple[str, ...] = (
     "Inscribed Angle",
     "Arc Angle",
     "Circle Chord",
+    "Trapezoid and Kite",
+    "Rhombus and Square",
+    "Rectangle",
+    "Parallelogram",
     "Geometric Mean",
     "Angle Bisector of Triangle",
     "Midsegment of Triangle",
+    "Perpendicular Bisector of Triangle",
+    "Median of Triangle",
     "Polygon Similarity",
     "Similarity in Parallel Line",
     "Polygon Congruence",
     "Trigonometry",
     "Pythagorean Theorem",
-    "Trapezoid and Kite",
-    "Rhombus and Square",
-    "Rectangle",
-    "Parallelogram",
     "Polygon Angle",
     "Isosceles (Equilateral) Triangle",
     "Parallel Lines",
-    "Median of Triangle",
-    "Perpendicular Bisector of Triangle",
     "Angle Relation in Triangle",
     "Line Segment",
     "Angle",
@@ -173,7 +173,8 @@ def design_problem(
         weights: Relative weight of each operator as the problem's centre (:data:`OP_WEIGHTS`).
     """
     index = _index(theorems)
-    core = _pick(rng, theorems, OP_WEIGHTS if weights is None else weights)
+    weights = OP_WEIGHTS if weights is None else weights
+    core = _pick(rng, theorems, weights)
     if core is None:
         return None
     target = rng.choice(core.quantities)
@@ -185,16 +186,20 @@ def design_problem(
             for t in index[target]
             if t is not core and len([q for q in t.quantities if q not in core.quantities]) >= 1
         ]
-        nxt = rng.choice(onward) if onward else None
+        nxt = _pick(rng, onward, weights)
         if nxt is not None:
             fresh = [q for q in nxt.quantities if q not in core.quantities]
             goal = rng.choice(fresh)
             steps.append((nxt, goal))
-    return _complete(steps, goal, core.kind, index, rng)
+    return _complete(steps, goal, index, rng, weights)
 
 
 def _complete(
-    steps: list[tuple[Theorem, Q]], goal: Q, kind: str, index: dict[Q, list[Theorem]], rng: random.Random
+    steps: list[tuple[Theorem, Q]],
+    goal: Q,
+    index: dict[Q, list[Theorem]],
+    rng: random.Random,
+    weights: dict[str, float],
 ) -> Design | None:
     """Decide for every other quantity of the steps: given, or derived by one more theorem."""
     derived = {q for _, q in steps}
@@ -207,7 +212,7 @@ def _complete(
             if q.kind in STATABLE and rng.random() >= _BACKWARD:
                 givens.append(q)
                 continue
-            source = _source(q, index, used, derived | {goal}, rng)
+            source = _source(q, index, used, derived | {goal}, rng, weights)
             if source is None:
                 if q.kind not in STATABLE:
                     return None
@@ -226,14 +231,19 @@ def _complete(
 
 
 def _source(
-    q: Q, index: dict[Q, list[Theorem]], used: set[Theorem], blocked: set[Q], rng: random.Random
+    q: Q,
+    index: dict[Q, list[Theorem]],
+    used: set[Theorem],
+    blocked: set[Q],
+    rng: random.Random,
+    weights: dict[str, float],
 ) -> Theorem | None:
     options = [
         t
         for t in index.get(q, [])
         if t not in used and all(x == q or (x.kind in STATABLE and x not in blocked) for x in t.quantities)
     ]
-    return rng.choice(options) if options else None
+    return _pick(rng, options, weights)
 
 
 def _runs(design: Design) -> bool:

@@ -43,6 +43,7 @@ from geosynth.synth._pgps_compose import (
 from geosynth.synth._pgps_figure import PGPSFigure, pgps_figure
 from geosynth.synth._pgps_theorems import Theorem, theorems
 from geosynth.synth._records import SynthRecord
+from geosynth.synth._render import Layout
 from geosynth.synth._sample import Figure
 from geosynth.synth.errors import DatasetError, SynthError
 
@@ -234,26 +235,32 @@ def dedupe(records: Iterable[PGPSRecord], seen: set[str] | None = None) -> list[
 _POINTS = re.compile(r"\b[A-Z](?:'|\d)*(?:[A-Z](?:'|\d)*)*\b")
 
 
-def _sem_values(record: PGPSRecord) -> str:
-    """The semantic clauses with point names removed, sorted: the givens' values and relations."""
-    return json.dumps(sorted(_POINTS.sub("P", _normal(c).upper()) for c in record.sem_clauses))
+def _relabelled(record: PGPSRecord) -> tuple[str, str, str]:
+    """The question with point names blanked: its text, its sorted semantic clauses and its answer.
+
+    Two records with the same form ask the same question about the same values in a figure whose
+    points are named differently.
+    """
+    text = _POINTS.sub("P", " ".join(record.text.split()))
+    sem = json.dumps(sorted(_POINTS.sub("P", " ".join(c.split())) for c in record.sem_clauses))
+    return text.lower(), sem, f"{float(record.answer):.2f}"
 
 
 def find_leaks(corpus: Iterable[PGPSRecord], tests: Iterable[PGPSRecord]) -> list[tuple[str, str]]:
     """Corpus records that pose a test problem: ``(corpus id, test id)`` pairs.
 
     A corpus record matches a test record when their :func:`statement_key` agree (same text and
-    clauses), or when they have the same normalised text and the same semantic clauses up to the
-    names of the points (the same question about the same values in a relabelled figure).
+    clauses), or when, with point names blanked, they have the same text, the same semantic clauses
+    and the same answer (the same question about the same values in a relabelled figure).
     """
     exact: dict[str, str] = {}
-    loose: dict[tuple[str, str], str] = {}
+    loose: dict[tuple[str, str, str], str] = {}
     for test in tests:
         exact.setdefault(statement_key(test), test.id)
-        loose.setdefault((_normal(test.text), _sem_values(test)), test.id)
+        loose.setdefault(_relabelled(test), test.id)
     out: list[tuple[str, str]] = []
     for record in corpus:
-        hit = exact.get(statement_key(record)) or loose.get((_normal(record.text), _sem_values(record)))
+        hit = exact.get(statement_key(record)) or loose.get(_relabelled(record))
         if hit is not None:
             out.append((record.id, hit))
     return out
@@ -295,8 +302,17 @@ def pgps_json(record: PGPSRecord) -> dict[str, object]:
 # --- dataset folders -----------------------------------------------------------------------------
 
 
-def render_problem(problem: PGPSProblem, fmt: str = "png") -> bytes:
+def render_problem(
+    problem: PGPSProblem, fmt: str = "png", *, seed: int = 0, layout: Layout | None = None
+) -> bytes:
     """The diagram of a problem, with its given values written on it, as image bytes.
+
+    Args:
+        problem: The problem.
+        fmt: ``png`` or ``svg``.
+        seed: Label tie-breaking and the SVG id salt.
+        layout: The figure's layout made with ``seed`` (problems without extra segments on one figure
+            share it); made here when ``None``.
 
     Raises:
         RenderError: A construction has no drawing or a value names an unknown point.
@@ -312,7 +328,8 @@ def render_problem(problem: PGPSProblem, fmt: str = "png") -> bytes:
             draw=problem.written.draw,
             right=problem.written.right,
             fmt=fmt,
-            seed=int(hashlib.sha1(problem.record.id.encode("utf-8")).hexdigest()[:8], 16),
+            seed=seed,
+            layout=layout if not problem.written.draw else None,
         )
         return path.read_bytes()
 
@@ -321,12 +338,16 @@ def pgps_shard_lines(
     figure: Figure, record: SynthRecord, count: int, render: bool, fmt: str, images: dict[str, bytes]
 ) -> list[str]:
     """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``)."""
+    from geosynth.synth._render import diagram_layout
+
     lines: list[str] = []
-    for problem in pgps_problems(figure, source=record.id, seed=record.seed, count=count):
+    problems = pgps_problems(figure, source=record.id, seed=record.seed, count=count)
+    layout = diagram_layout(figure.problem, figure.diagram, seed=record.seed) if render and problems else None
+    for problem in problems:
         item = problem
         if render:
             name = f"{problem.record.id}.{fmt}"
-            images[name] = render_problem(problem, fmt)
+            images[name] = render_problem(problem, fmt, seed=record.seed, layout=layout)
             item = PGPSProblem(
                 problem.record.model_copy(update={"diagram": name}),
                 problem.source,

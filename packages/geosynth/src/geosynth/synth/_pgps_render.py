@@ -171,6 +171,7 @@ def render_pgps(
     right: Sequence[tuple[str, str, str, str]] = (),
     fmt: str = "png",
     seed: int = 0,
+    layout: Layout | None = None,
 ) -> Path:
     """Draw a PGPS problem's diagram: its figure, the extra segments it names, its values written on it.
 
@@ -185,14 +186,17 @@ def render_pgps(
         right: Perpendicular line pairs the problem states (``p q r s``: pq ⊥ rs), marked where they meet.
         fmt: ``png`` or ``svg``.
         seed: Tie-breaking of label positions and the SVG id salt.
+        layout: The figure's layout, when the caller has it (several problems on one figure share it;
+            it must have been made with this seed and these extra segments).
 
     Raises:
         RenderError: Unsupported format, a construction without a drawing, or a value naming an unknown point.
     """
     if fmt not in FORMATS:
         raise RenderError(f"unsupported diagram format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    statements = [f"length {p} {q}" for p, q in draw]
-    layout = diagram_layout(problem, diagram, seed=seed, statements=statements)
+    if layout is None:
+        statements = [f"length {p} {q}" for p, q in draw]
+        layout = diagram_layout(problem, diagram, seed=seed, statements=statements)
     marks = [m for names in right if (m := _right_mark(names, layout.points, 1e-4)) is not None]
     layout = layout.model_copy(update={"marks": tuple(dict.fromkeys((*layout.marks, *marks)))})
     notes, arcs = notes_for(layout, values)

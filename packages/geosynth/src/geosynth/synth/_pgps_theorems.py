@@ -312,9 +312,24 @@ def _segments(fig: PGPSFigure) -> Iterator[Theorem]:
         for p, q, r in itertools.combinations(line, 3):
             yield Theorem("Sum", (fig.seg(p, q), fig.seg(q, r), fig.seg(p, r)), "Line Segment")
             if _near(fig.length(p, q), fig.length(q, r)):
-                fact: tuple[Fact, ...] = (("eq", p, q, q, r),)
-                yield Theorem("Multiple", (fig.seg(p, q), "C2", fig.seg(p, r)), "Line Segment", fact)
-                yield Theorem("Equal", (fig.seg(p, q), fig.seg(q, r)), "Line Segment", fact)
+                yield from _midpoint(fig, p, q, r)
+
+
+def _midpoint(fig: PGPSFigure, p: str, m: str, r: str) -> Iterator[Theorem]:
+    """``m`` is the midpoint of ``p r``: a median when a vertex is joined to it, a bisector when at a right angle."""
+    fact: tuple[Fact, ...] = (("eq", p, m, m, r),)
+    apexes = [x for x in fig.xy if fig.joined(x, m) and not fig.collinear(x, p, r)]
+    kind = (
+        "Median of Triangle" if any(fig.joined(x, p) and fig.joined(x, r) for x in apexes) else "Line Segment"
+    )
+    yield Theorem("Multiple", (fig.seg(p, m), "C2", fig.seg(p, r)), kind, fact)
+    yield Theorem("Equal", (fig.seg(p, m), fig.seg(m, r)), kind, fact)
+    for x in apexes:
+        if _right(fig, m, x, p):
+            facts = (*fact, ("perp", x, m, p, r, m))
+            kind = "Perpendicular Bisector of Triangle"
+            yield Theorem("Equal", (fig.seg(x, p), fig.seg(x, r)), kind, facts)
+            yield Theorem("Gougu", (fig.seg(p, m), fig.seg(x, m), fig.seg(x, p)), kind, facts)
 
 
 def _midsegments(fig: PGPSFigure) -> Iterator[Theorem]:
@@ -486,6 +501,7 @@ def _diameters(fig: PGPSFigure, o: str, points: tuple[str, ...]) -> Iterator[The
         yield Theorem("Circle_D_Area", (diameter, area), kind)
         yield Theorem("Circle_D_Circum", (diameter, circumference), kind)
         yield Theorem("Multiple", (fig.seg(o, p), "C2", diameter), "Circle Chord")
+        yield Theorem("Multiple", (fig.seg(o, q), "C2", diameter), "Circle Chord")
         for s in points:
             if s in (p, q) or fig.degrees(p, o, s) >= 179.0:
                 continue
@@ -653,8 +669,10 @@ def _quad_measures(
     ab, bc, cd, da = fig.seg(a, b), fig.seg(b, c), fig.seg(c, d), fig.seg(d, a)
     measure = "Perimeter and Area of Quadrangle"
     kind = _SHAPE_KIND[shape]
+    pairs = ((ab, bc), (bc, cd), (cd, da), (da, ab))
     if shape in ("parallelogram", "rectangle", "rhombus", "square"):
-        yield Theorem("PRK_Perim", (ab, bc, perim), measure, facts)
+        for first, second in pairs:
+            yield Theorem("PRK_Perim", (first, second, perim), measure, facts)
         yield Theorem("Equal", (ab, cd), kind, facts)
         yield Theorem("Equal", (bc, da), kind, facts)
         angles = _angle_list(fig, quad) or []
@@ -663,15 +681,17 @@ def _quad_measures(
             yield Theorem("Equal", (angles[i], angles[(i + 2) % 4]), kind, facts)
         yield from _heights(fig, quad, facts)
     if shape in ("rhombus", "square"):
-        yield Theorem("Equal", (ab, bc), kind, facts)
-        yield Theorem("Equal", (cd, da), kind, facts)
+        for first, second in pairs:
+            yield Theorem("Equal", (first, second), kind, facts)
     if shape in ("rectangle", "square"):
-        yield Theorem("Rect_Area", (ab, bc, area), measure, facts)
+        for first, second in pairs:
+            yield Theorem("Rect_Area", (first, second, area), measure, facts)
         if fig.joined(a, c):
             yield Theorem("Gougu", (ab, bc, fig.seg(a, c)), kind, facts)
     if shape == "square":
-        yield Theorem("RNgon_B_Area", ("C4", ab, area), measure, facts)
-        yield Theorem("Multiple", (ab, "C4", perim), measure, facts)
+        for side in (ab, bc, cd, da):
+            yield Theorem("RNgon_B_Area", ("C4", side, area), measure, facts)
+            yield Theorem("Multiple", (side, "C4", perim), measure, facts)
     if shape in ("rhombus", "square", "kite"):
         yield from _diagonals(fig, quad, shape, facts)
     if shape == "trapezoid":
@@ -768,10 +788,11 @@ def _regular_polygons(fig: PGPSFigure) -> Iterator[Theorem]:
 def _regular(fig: PGPSFigure, poly: tuple[str, ...], count: str) -> Iterator[Theorem]:
     fact: tuple[Fact, ...] = (("regular", *poly),)
     kind = "Perimeter and Area of Polygon"
-    area, side = _poly(fig, "area", poly), fig.seg(poly[0], poly[1])
-    yield Theorem("RNgon_B_Area", (count, side, area), kind, fact)
-    yield Theorem("Multiple", (side, count, _poly(fig, "perim", poly)), kind, fact)
+    area = _poly(fig, "area", poly)
     sides = [fig.seg(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
+    for side in sides:
+        yield Theorem("RNgon_B_Area", (count, side, area), kind, fact)
+        yield Theorem("Multiple", (side, count, _poly(fig, "perim", poly)), kind, fact)
     for first, second in itertools.pairwise(sides):
         yield Theorem("Equal", (first, second), kind, fact)
     for circle in fig.circles:
