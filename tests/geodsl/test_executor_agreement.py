@@ -11,7 +11,9 @@ and for each one:
   step's root rule took another root than the planted one). A failure on a step whose
   inputs are all at their planted values is a miss: that step has a real solution.
 
-``GEODSL_AGREEMENT_PROGRAMS`` sets how many programs the slow run checks (default 10,000).
+The default suite checks 300 programs; the slow run checks ``GEODSL_AGREEMENT_PROGRAMS``
+(default 2,000; the full check is ``GEODSL_AGREEMENT_PROGRAMS=10000 uv run pytest -m slow
+tests/geodsl/test_executor_agreement.py``, about a quarter of an hour on two busy cores).
 """
 
 from __future__ import annotations
@@ -279,6 +281,10 @@ class _Builder:
         if value is None or not math.isfinite(value) or not 1e-4 <= abs(value) <= 1e7:
             return None
         values[dependent] = value
+        if any(_slope(spec, values, s) == 0.0 for s in unknown_slots) or (
+            form is not None and form.exponent in unknown_slots and values[form.num] == values[form.den]
+        ):
+            return None  # the step does not depend on its unknown ((37.34 / 37.34)^e = 1)
         slopes = {reuse[k]: _slope(spec, values, s) for k, s in enumerate(reuse_slots)}
         tokens[dependent] = self.number(_text(value))
         for s in unknown_slots:
@@ -441,7 +447,7 @@ def test_numeric_and_exact_agree_on_planted_programs(seed: int) -> None:
 
 @pytest.mark.slow
 def test_numeric_and_exact_agree_on_many_planted_programs() -> None:
-    count = int(os.environ.get("GEODSL_AGREEMENT_PROGRAMS", "10000"))
+    count = int(os.environ.get("GEODSL_AGREEMENT_PROGRAMS", "2000"))
     checked, problems = _check(count, seed=7)
     assert checked >= 0.95 * count
     assert not problems, f"{len(problems)} of {checked}:\n" + "\n".join(problems[:10])

@@ -314,7 +314,7 @@ def _solve_expr(
         # evaluate, and a degree above 4 has none; 30-digit roots of the numerator instead
         trig = {a: sympy.Float(sympy.N(a, 30), 30) for a in numerator.atoms(*_TRIG)}
         found = _poly_roots(cast(sympy.Expr, numerator.xreplace(trig)), u) or []
-        roots = [r for r in found if not _real_value(cast(sympy.Expr, denominator.xreplace({u: r}))) == 0]
+        roots = [r for r in found if _real_value(cast(sympy.Expr, denominator.xreplace({u: r}))) != 0]
     elif _sympy_can_solve(expr, u):
         try:
             roots = sympy.solve(expr, u, check=False, simplify=False)
@@ -348,16 +348,17 @@ _NROOTS_DEGREE = 24
 """Highest degree solved with ``nroots``; beyond it the coefficients run to thousands of digits."""
 
 
-def _poly_roots(poly: sympy.Expr, u: sympy.Symbol) -> list[sympy.Expr] | None:
-    """Real roots of a polynomial in ``u``: exact up to degree 2, else to 30 digits (``None``: none found).
+def _poly_roots(poly: sympy.Expr, u: sympy.Symbol, *, exact: bool = True) -> list[sympy.Expr] | None:
+    """Real roots of a polynomial in ``u``, to 30 digits (``None``: none found).
 
+    Up to degree 2 they are exact unless ``exact`` is false (coefficients that were rounded).
     ``nroots`` works on the coefficients as they are, so ``(x/27)^360 = 11`` needs no float
     that could overflow.
     """
     p = sympy.Poly(poly, u)
     if p.degree() > _NROOTS_DEGREE:
         return None
-    if p.degree() <= 2:
+    if p.degree() == 1 or (exact and p.degree() == 2):
         return list(sympy.solve(p.as_expr(), u, check=False, simplify=False))
     try:
         found = p.nroots(n=30, maxsteps=200)
@@ -397,28 +398,39 @@ def _solve_pair(
     a cos(25.7 deg) coefficient; the resultant in one unknown takes milliseconds.
     """
     a, b = syms
-    # sin/cos/tan of known angles stand in as symbols while the resultant is formed (exact
-    # arithmetic; with their float values the polynomial division loses track of zero)
-    trig = {t: sympy.Dummy() for e in exprs for t in e.atoms(*_TRIG)}
-    values = {d: sympy.Float(sympy.N(t, 30), 30) for t, d in trig.items()}
-    p, q = (cast(sympy.Expr, sympy.expand(_numerator(cast(sympy.Expr, e.xreplace(trig))))) for e in exprs)
+    # Irrational coefficients (cos(160.5 deg) is a nest of square roots, pi, sqrt(2)) enter with
+    # a 30-digit rational value: the resultant stays exact arithmetic over the rationals (with
+    # floats the polynomial division loses track of zero; with the radicals it takes seconds),
+    # and the roots are then found to 30 digits.
+    polys = [sympy.Poly(_numerator(e), a, b) for e in exprs]
+    exact = all(c.is_Rational for poly in polys for c in poly.coeffs())
+    p, q = (
+        cast(
+            sympy.Expr,
+            sum(
+                (c if c.is_Rational else sympy.nsimplify(sympy.N(c, 30), rational=True)) * a**i * b**j
+                for (i, j), c in poly.terms()
+            ),
+        )
+        for poly in polys
+    )
     try:
-        resultant = cast(sympy.Expr, sympy.resultant(p, q, b))
+        resultant = sympy.expand(cast(sympy.Expr, sympy.resultant(p, q, b)))
     except sympy.polys.polyerrors.PolynomialError:
         return []
-    resultant = sympy.expand(resultant.xreplace(values))
-    p, q = (cast(sympy.Expr, x.xreplace(values)) for x in (p, q))
     if resultant == 0 or not resultant.has(a):
         return []  # a common factor (a curve of solutions) or no solution: leave the steps pending
     solutions: list[dict[sympy.Symbol, sympy.Expr]] = []
-    for ra in _poly_roots(resultant, a) or []:
+    for ra in _poly_roots(resultant, a, exact=exact) or []:
         if _real_value(ra) is None:
             continue
-        pa, qa = (cast(sympy.Expr, sympy.expand(x.xreplace({a: ra}))) for x in (p, q))
+        # a radical root substituted back would make nested radicals: 30 digits instead
+        at = ra if ra.is_Rational else sympy.Float(sympy.N(ra, 30), 30)
+        pa, qa = (cast(sympy.Expr, sympy.expand(x.xreplace({a: at}))) for x in (p, q))
         source = pa if pa.has(b) else qa
         if not source.has(b):
             continue
-        for rb in _poly_roots(source, b) or []:
+        for rb in _poly_roots(source, b, exact=exact and at.is_Rational) or []:
             candidate = {a: ra, b: rb}
             if _real_value(rb) is not None and _vanishes(exprs, candidate):
                 solutions.append(candidate)
@@ -559,8 +571,11 @@ class _Machine:
                 ]
                 if not complete:
                     continue
-                first = _pick([s[syms[0]] for s in complete], what, None)
-                chosen = next(s for s in complete if s[syms[0]] == first)
+                # the root rule on the first unknown; where solutions share it, on the next one
+                for sym in syms:
+                    best = _pick([s[sym] for s in complete], what, None)
+                    complete = [s for s in complete if s[sym] == best]
+                chosen = complete[0]
                 for e in group:
                     self.pending.remove(e)
                 return self._record({k: chosen[k] for k in syms}, tuple(e.index for e in group))

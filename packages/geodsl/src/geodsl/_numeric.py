@@ -214,9 +214,49 @@ def _dip(f: Callable[[float], float], lo: float, hi: float, sign: float) -> tupl
     return (c, fc) if fc < fd else (d, fd)
 
 
-def _scan_roots(f: Callable[[float], float]) -> list[float]:
+_MAX_EDGES = 8
+
+
+def _edge_roots(f: Callable[[float], float], ys: list[float]) -> list[float]:
+    """Roots between a grid point and the edge of the function's domain (sqrt(363^2 - x^2) at 360).
+
+    Where the function stops being defined between two grid points, the edge is found by
+    bisection and the sign just inside it compared with the grid point's.
+    """
+    roots: list[float] = []
+    edges = [k for k in range(1, len(_GRID)) if math.isnan(ys[k - 1]) != math.isnan(ys[k])]
+    for k in edges[:_MAX_EDGES]:
+        inside, outside = (k - 1, k) if math.isnan(ys[k]) else (k, k - 1)
+        u, y = _GRID[inside], ys[inside]
+        if y == 0.0:
+            continue
+        lo, hi = u, _GRID[outside]
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            if math.isnan(_safe(f, mid)):
+                hi = mid
+            else:
+                lo = mid
+        edge = _safe(f, lo)
+        if edge == 0.0:
+            roots.append(lo)
+        elif not math.isnan(edge) and (edge < 0) != (y < 0):
+            r = _bisect(f, u, lo, y)
+            if _is_root(f, r, y, edge):
+                roots.append(r)
+    return roots
+
+
+def _scan_roots(f: Callable[[float], float], what: str) -> list[float]:
     roots: list[float] = []
     ys = [_safe(f, u) for u in _GRID]
+    finite = [y for y in ys if not math.isnan(y)]
+    if finite and 2 * sum(y == 0.0 for y in finite) > len(finite):
+        # zero wherever it is defined: (37.34 / 37.34)^e = 1 holds for every e (and overflows far out)
+        raise AmbiguousError(f"{what} holds for every value of the unknown")
+    roots.extend(_edge_roots(f, ys))
     for k in range(1, len(_GRID)):
         prev_u, u, prev_y, y = _GRID[k - 1], _GRID[k], ys[k - 1], ys[k]
         if y == 0.0:
@@ -260,4 +300,4 @@ def solve_1d(f: Callable[[float], float], what: str, *, scan: bool = True) -> li
     roots = _poly_roots(f, what)
     if roots is not None:
         return roots
-    return _scan_roots(f) if scan else []
+    return _scan_roots(f, what) if scan else []
