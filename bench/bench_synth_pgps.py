@@ -11,7 +11,9 @@ Generates ``n`` calculation records into a dataset folder (a temporary one unles
 processes, ``resource.getrusage``: on a shared machine wall time says little), the problems kept, the
 duplicates dropped and problems per CPU second; then the operator and knowledge-type histograms of the
 corpus beside those of the PGPS9K and Geometry3K test splits (``$GEO_SHARED/data/pgps``, default
-``../shared``), and how many corpus problems pose a test problem (:func:`find_leaks`).
+``../shared``). The splits are passed to the writer as ``pgps_exclude``, so the corpus leaves out the
+problems that pose a test problem (:func:`find_leaks`; the count is printed), and the check is run again
+on the written corpus (it must find none).
 
 ``--legacy`` measures the generator as it was before the PGPS output, the same way: the Euclid-Omni preset
 (calculation solver cross-check and bridge), counting records that carry a verified PGPS program
@@ -63,10 +65,11 @@ def _table(title: str, columns: dict[str, dict[str, int]], sizes: dict[str, int]
     return lines
 
 
-def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+def _run(args: argparse.Namespace, out: Path, exclude: list[PGPSRecord]) -> dict[str, Any]:
     config = load_config("euclid-omni" if args.legacy else args.config)
     start_cpu, start_wall = _cpu(), time.perf_counter()
-    options: dict[str, Any] = {} if args.legacy else {"pgps": args.per_figure}  # the old writer has no pgps
+    # The writer before the PGPS output has no pgps options; the corpus leaves out what a test split poses.
+    options: dict[str, Any] = {} if args.legacy else {"pgps": args.per_figure, "pgps_exclude": exclude}
     _, failed = write_dataset(
         config,
         args.n,
@@ -95,6 +98,7 @@ def _run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     row |= {
         "problems": stats["problems"],
         "duplicates_dropped": stats["duplicates"],
+        "test_matches_dropped": stats["test_matches"],
         "problems_per_cpu_second": round(stats["problems"] / cpu, 3),
         "cpu_seconds_per_record": round(cpu / max(1, len(records)), 3),
     }
@@ -118,14 +122,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out if args.out is not None else Path(scratch) / "ds"
-        row = _run(args, out)
+        splits = {} if args.legacy else _splits()
+        row = _run(args, out, [r for records in splits.values() for r in records])
         print(" ".join(f"{k}={v}" for k, v in row.items()))
         result: dict[str, Any] = {"run": row}
         if not args.legacy:
             from geosynth.synth._pgps_out import find_leaks, operator_histogram, type_histogram
 
             corpus = load_pgps(out / "pgps" / "pgps.json")
-            splits = _splits()
             if not splits:
                 print("PGPS test splits not found (set GEO_SHARED): the corpus histograms only")
             sets = {"corpus": corpus, **splits}
@@ -136,7 +140,10 @@ def main() -> None:
             print()
             print("\n".join(_table("problem type", types, sizes)))
             leaks = {name: find_leaks(corpus, records) for name, records in splits.items()}
-            print("\ntest problems posed by the corpus:", {k: len(v) for k, v in leaks.items()})
+            print(
+                "\ntest problems the corpus poses (after leaving out matches):",
+                {k: len(v) for k, v in leaks.items()},
+            )
             result |= {"operators": ops, "types": types, "leaks": {k: len(v) for k, v in leaks.items()}}
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

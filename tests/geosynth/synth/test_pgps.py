@@ -14,7 +14,7 @@ from geodsl import OPERATORS, execute
 from geodsl.data import PGPSRecord, load_pgps
 from geosynth._problem import parse_problem
 from geosynth._realise import realise
-from geosynth.synth import load_config, write_dataset
+from geosynth.synth import load_config, read_records, write_dataset
 from geosynth.synth._calculation import check_calculation
 from geosynth.synth._pgps_compose import KIND_RANK, value_text
 from geosynth.synth._pgps_figure import Q, pgps_figure
@@ -24,6 +24,9 @@ from geosynth.synth._pgps_out import (
     find_leaks,
     operator_histogram,
     pgps_problems,
+    problem_from_line,
+    record_figure,
+    render_problem,
     statement_key,
 )
 from geosynth.synth._pgps_render import notes_for
@@ -80,6 +83,23 @@ def test_the_corpus_file_has_the_published_layout(corpus: Path) -> None:
     assert stats["operators"]["Get"] == len(data)
 
 
+def test_a_shard_line_gives_back_its_problem_and_its_diagram(corpus: Path) -> None:
+    line = (corpus / "pgps" / "data" / "shard-00000.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    entry = json.loads(line)
+    problem = problem_from_line(entry)
+    assert problem.line() == entry
+    assert render_problem(problem).startswith(b"\x89PNG")
+
+
+def test_problems_on_a_stored_record_figure_execute(corpus: Path) -> None:
+    record = read_records(corpus)[0]
+    problems = pgps_problems(record_figure(record), source=record.id, seed=record.seed, count=3)
+    assert problems
+    for problem in problems:
+        got = execute(problem.record.expression, problem.record.numbers).answer
+        assert got == pytest.approx(float(problem.record.answer), abs=5e-3)
+
+
 def test_two_workers_write_the_same_corpus(corpus: Path, tmp_path: Path) -> None:
     other = tmp_path / "two"
     write_dataset(PGPS, 6, 3, other, task="calculation", shard_size=3, pgps=4, jobs=2)
@@ -107,6 +127,20 @@ def test_duplicates_are_dropped_across_shards(corpus: Path, tmp_path: Path) -> N
     stats = assemble_pgps(out, 2)
     assert stats["duplicates"] == 1
     assert stats["problems"] == len(lines)
+
+
+def test_problems_a_test_split_poses_are_left_out_of_the_corpus(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "copy"
+    (out / "pgps" / "data").mkdir(parents=True)
+    shard = corpus / "pgps" / "data" / "shard-00000.jsonl"
+    (out / "pgps" / "data" / "shard-00000.jsonl").write_bytes(shard.read_bytes())
+    first = load_pgps(shard)[0]
+    test = first.model_copy(update={"id": "prob_1"})  # a test split holding the same problem
+    stats = assemble_pgps(out, 1, [test, *_tests()])
+    assert stats["test_matches"] == 1
+    kept = load_pgps(out / "pgps" / "pgps.json")
+    assert first.id not in {r.id for r in kept}
+    assert len(kept) == len(load_pgps(shard)) - 1
 
 
 def test_statement_key_ignores_case_spacing_and_clause_order() -> None:

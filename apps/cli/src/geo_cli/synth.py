@@ -24,6 +24,7 @@ from geo_cli._inputs import read_text, text_file
 from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
+    from geodsl.data import PGPSRecord
     from geosynth.mts import MTSRun
     from geosynth.synth import SynthRecord
 
@@ -203,6 +204,13 @@ def generate(
             help="Also write up to N PGPS-format problems per calculation figure to OUT/pgps (0: none).",
         ),
     ] = 0,
+    pgps_exclude: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pgps-exclude",
+            help="PGPS-format file (a test split) whose problems the corpus must not pose; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Synthesize problems from scratch; every one is re-solved by the engine before it is written."""
     from geosynth.synth import dataset_stats, load_config, write_dataset
@@ -211,6 +219,7 @@ def generate(
         fail(f"--task must be calculation or proving, got {task!r}")
     if pgps and task != "calculation":
         fail(f"--pgps needs --task calculation (PGPS problems are calculations), got --task {task}")
+    exclude = _pgps_files(pgps_exclude or [])
     if config.endswith((".yaml", ".yml")):
         text_file(Path(config), "synthesis config")
     with _user_errors(), stage_progress(err_console) as progress:
@@ -228,6 +237,7 @@ def generate(
             image_format=image_format,
             progress=lambda done, total: progress("generate", done, total),
             pgps=pgps,
+            pgps_exclude=exclude,
         )
     stats = dataset_stats(out, recheck=False)
     (out / "stats.json").write_text(stats.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -238,8 +248,22 @@ def generate(
         corpus = json.loads((out / "pgps" / "stats.json").read_text(encoding="utf-8"))
         typer.echo(
             f"{corpus['problems']} PGPS problems in {out / 'pgps' / 'pgps.json'} "
-            f"({corpus['duplicates']} duplicates dropped)"
+            f"({corpus['duplicates']} duplicates and {corpus['test_matches']} test problems dropped)"
         )
+
+
+def _pgps_files(paths: list[Path]) -> list[PGPSRecord]:
+    """The records of PGPS-format files; an unreadable one stops with its name and the problem."""
+    from geodsl.data import load_pgps
+    from geodsl.errors import DataError
+
+    records: list[PGPSRecord] = []
+    for path in paths:
+        try:
+            records.extend(load_pgps(text_file(path, "PGPS file")))
+        except DataError as exc:
+            raise InputError(one_line(exc, with_type=False)) from None
+    return records
 
 
 @app.command("render")

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from geodsl.data import PGPSRecord
 from geosynth._files import atomic_write
 from geosynth._problem import parse_problem
 from geosynth._realise import Diagram
@@ -243,6 +244,7 @@ def write_dataset(
     image_format: str = "png",
     progress: Progress | None = None,
     pgps: int = 0,
+    pgps_exclude: Sequence[PGPSRecord] = (),
 ) -> tuple[int, tuple[int, ...]]:
     """Generate ``n`` records into ``out`` (resuming: finished shards are kept).
 
@@ -259,7 +261,8 @@ def write_dataset(
         image_format: ``png`` or ``svg``.
         progress: Called as shards finish.
         pgps: Calculation tasks: also write up to this many PGPS-format problems per record's figure to
-            ``out/pgps`` (see :func:`geosynth.synth.assemble_pgps`); 0 for none.
+            ``out/pgps`` (see :func:`geosynth.synth._pgps_out.assemble_pgps`); 0 for none.
+        pgps_exclude: Problems the PGPS corpus must not pose (test splits); those it would are dropped.
 
     Returns:
         Shards made in this call, and record indices left out because they exhausted their tries.
@@ -317,7 +320,7 @@ def write_dataset(
     if pgps:
         from geosynth.synth._pgps_out import assemble_pgps
 
-        assemble_pgps(out, shards)
+        assemble_pgps(out, shards, pgps_exclude)
     return len(todo), tuple(sorted(failed))
 
 

@@ -6,8 +6,8 @@ given, or derived by one more theorem; optionally the unknown feeds one more the
 quantity becomes the goal. Every step of the resulting program has exactly one unknown when it runs.
 Given values are the figure's own measures after rescaling it so that one given length is a whole
 number; a value that is neither whole, a one-decimal number nor ``k\sqrt{m}`` is rounded (at most one
-per problem, and only when no other given determines it), in which case the answer is what the program
-computes from the rounded value, checked against the figure within 2%.
+per problem), in which case the answer is what the program computes from the rounded value, checked
+against the figure within 2%. No given may follow from the others, and no shorter program may exist.
 
 The problem is then written in the PGPS annotation format (:func:`write_problem`): structural clauses
 for the drawn lines and circles, semantic clauses for the given values and the facts the program's
@@ -28,6 +28,7 @@ from geodsl.errors import GeoDSLError
 from geosynth.synth._choices import multiple_choice
 from geosynth.synth._pgps_figure import PGPSFigure, Q
 from geosynth.synth._pgps_theorems import Fact, Theorem
+from geosynth.synth._text import point_label
 from geosynth.synth.errors import SynthError
 
 __all__ = ("OP_WEIGHTS", "Design", "Written", "design_problem", "write_problem")
@@ -386,13 +387,8 @@ def _expression(a: int, b: int) -> str:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def label(name: str) -> str:
-    """A point's label: its name, capitalised."""
-    return name[:1].upper() + name[1:]
-
-
 def _name(q: Q) -> str:
-    return "".join(label(p) for p in q.pts)
+    return "".join(point_label(p) for p in q.pts)
 
 
 def quantity_text(q: Q) -> str:
@@ -402,7 +398,7 @@ def quantity_text(q: Q) -> str:
     if q.kind == "ang":
         return f"m \\angle {_name(q)}"
     if q.kind == "arc":
-        return f"m \\widehat {label(q.pts[1])}{label(q.pts[2])}"
+        return f"m \\widehat {point_label(q.pts[1])}{point_label(q.pts[2])}"
     raise SynthError(f"quantity {q.kind} {' '.join(q.pts)} has no clause form")
 
 
@@ -421,7 +417,7 @@ _POLYGON_WORDS[8] = "regular octagon"
 def fact_clause(fact: Fact) -> tuple[str, str] | None:
     r"""Where a fact is stated: ``("sem", "AB \perp CD on E")`` or ``("text", "ABCD is a kite.")``."""
     head, *pts = fact
-    names = [label(p) for p in pts]
+    names = [point_label(p) for p in pts]
     if head == "perp":
         return "sem", f"{names[0]}{names[1]} \\perp {names[2]}{names[3]} on {names[4]}"
     if head == "para":
@@ -435,7 +431,7 @@ def fact_clause(fact: Fact) -> tuple[str, str] | None:
         return "sem", f"\\triangle {''.join(names[:3])} {symbol} \\triangle {''.join(names[3:])}"
     if head == "shape":
         kind, *quad = pts
-        return "text", _SHAPE_WORDS[kind].replace("ABCD", "".join(label(p) for p in quad)) + "."
+        return "text", _SHAPE_WORDS[kind].replace("ABCD", "".join(point_label(p) for p in quad)) + "."
     if head == "regular":
         if len(names) == 3:
             return "text", f"\\triangle {''.join(names)} is equilateral."
@@ -452,7 +448,7 @@ def goal_text(q: Q, letter: str | None) -> str:
     kind, pts = q.kind, q.pts
     if kind in STATABLE:
         return f"Find {quantity_text(q)}."
-    polygon = "".join(label(p) for p in pts)
+    polygon = "".join(point_label(p) for p in pts)
     if kind in ("area", "perim"):
         return f"Find the {'area' if kind == 'area' else 'perimeter'} of {_polygon_name(pts)}."
     if kind == "asum":
@@ -460,7 +456,7 @@ def goal_text(q: Q, letter: str | None) -> str:
     if kind in ("carea", "circ"):
         return f"Find the {'area' if kind == 'carea' else 'circumference'} of \\odot {polygon}."
     if kind in ("sector", "arclen", "segarea"):
-        o, a, b = (label(p) for p in pts)
+        o, a, b = (point_label(p) for p in pts)
         return {
             "sector": f"Find the area of sector {a}{o}{b}.",
             "arclen": f"Find the length of \\widehat {a}{b}.",
@@ -472,11 +468,11 @@ def goal_text(q: Q, letter: str | None) -> str:
 
 
 def _polygon_name(pts: tuple[str, ...]) -> str:
-    name = "".join(label(p) for p in pts)
+    name = "".join(point_label(p) for p in pts)
     return {3: f"\\triangle {name}", 4: f"quadrilateral {name}"}.get(len(pts), f"polygon {name}")
 
 
-def answer_kind(q: Q, letter: str | None, variable: float | None) -> str:
+def answer_kind(q: Q, variable: float | None) -> str:
     """The multiple-choice kind of the answer."""
     if variable is not None:
         return "var"
@@ -562,10 +558,10 @@ def _givens_in_text(design: Design, order: list[Q], rng: random.Random) -> list[
 
 
 def _structure(fig: PGPSFigure, draw: Sequence[tuple[str, str]]) -> list[str]:
-    lines = [f"line {' '.join(label(p) for p in line)}" for line in fig.lines]
-    lines += [f"line {label(p)} {label(q)}" for p, q in draw]
+    lines = [f"line {' '.join(point_label(p) for p in line)}" for line in fig.lines]
+    lines += [f"line {point_label(p)} {point_label(q)}" for p, q in draw]
     circles = [
-        f"\\odot {label(c.centre)} lieson {' '.join(label(p) for p in c.points)}"
+        f"\\odot {point_label(c.centre)} lieson {' '.join(point_label(p) for p in c.points)}"
         for c in fig.circles
         if c.centre is not None and c.points
     ]
@@ -597,7 +593,7 @@ def _checked(
     tolerance = 1e-3 if design.exact else 2e-2
     if not answers_match(executed, expected, rel_tol=tolerance):
         return None
-    kind = answer_kind(design.goal, design.letter, design.variable)
+    kind = answer_kind(design.goal, design.variable)
     try:
         options, _ = multiple_choice(executed, kind=kind, rng=rng)
     except SynthError:

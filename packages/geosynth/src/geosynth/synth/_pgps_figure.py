@@ -326,4 +326,4 @@ def pgps_figure(problem: Problem, diagram: Diagram, scale: tuple[str, str], leng
     tol = TOL * span
     scene = _collect(problem, None)
     segments = [(xy[a], xy[b]) for a, b in scene.segments]
-    return PGPSFigure(xy, _lines(segments, xy, tol), _circles(list(scene.circles), xy, 1e3 * tol, span))
+    return PGPSFigure(xy, _lines(segments, xy, tol), _circles(list(scene.circles), xy, 10 * tol, span))

@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from geodsl import OPERATORS
 from geodsl.data import PGPSRecord, load_pgps
@@ -40,7 +41,7 @@ from geosynth.synth._pgps_compose import (
     well_posed,
     write_problem,
 )
-from geosynth.synth._pgps_figure import PGPSFigure, pgps_figure
+from geosynth.synth._pgps_figure import PGPSFigure, Q, pgps_figure
 from geosynth.synth._pgps_theorems import Theorem, theorems
 from geosynth.synth._records import SynthRecord
 from geosynth.synth._render import Layout
@@ -48,7 +49,6 @@ from geosynth.synth._sample import Figure
 from geosynth.synth.errors import DatasetError, SynthError
 
 __all__ = (
-    "PGPS_FIELDS",
     "PGPSProblem",
     "assemble_pgps",
     "dedupe",
@@ -57,6 +57,7 @@ __all__ = (
     "pgps_json",
     "pgps_problems",
     "pgps_shard_lines",
+    "problem_from_line",
     "read_pgps_shards",
     "record_figure",
     "render_problem",
@@ -64,8 +65,6 @@ __all__ = (
     "type_histogram",
 )
 
-PGPS_FIELDS = ("diagram", "text", "parsing_stru_seqs", "parsing_sem_seqs", "expression", "answer", "type")
-"""Annotation fields in the order the published files have them (then ``book``, ``page``, ``choices``)."""
 DEFAULT_LENGTHS = (2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 20, 24, 25, 30)
 """Whole lengths a problem's figure is scaled to (one given length takes one of them)."""
 _ATTEMPTS = 8
@@ -101,7 +100,36 @@ class PGPSProblem:
             ],
             "draw": [list(pair) for pair in self.written.draw],
             "right": [list(names) for names in self.written.right],
+            "expected": self.written.expected,
         }
+
+
+def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
+    """A problem back from one line of a PGPS shard (:meth:`PGPSProblem.line`), e.g. to draw it again.
+
+    Raises:
+        DataError: The annotation fields are malformed.
+        KeyError: A figure field is missing.
+    """
+    record = PGPSRecord.build(
+        id=entry["id"],
+        text=entry["text"],
+        stru_clauses=entry["parsing_stru_seqs"],
+        sem_clauses=entry["parsing_sem_seqs"],
+        expression=entry["expression"],
+        answer=entry["answer"],
+        type=entry["type"],
+        choices=entry["choices"],
+        diagram=entry.get("diagram"),
+        book=entry.get("book"),
+        page=entry.get("page"),
+    )
+    diagram = Diagram(points={p["name"]: (p["x"], p["y"]) for p in entry["points"]}, attempts=1)
+    values = tuple((Q(v["kind"], tuple(v["points"])), v["text"]) for v in entry["labels"])
+    draw = tuple((a, b) for a, b in entry["draw"])
+    right = tuple((a, b, c, d) for a, b, c, d in entry["right"])
+    written = Written(record=record, values=values, draw=draw, right=right, expected=float(entry["expected"]))
+    return PGPSProblem(record, entry["source"], parse_problem(entry["figure"]), diagram, written)
 
 
 def record_figure(record: SynthRecord) -> Figure:
@@ -383,15 +411,23 @@ def read_pgps_shards(out: Path, shards: int | None = None) -> list[list[PGPSReco
     return out_records
 
 
-def assemble_pgps(out: Path, shards: int | None = None) -> dict[str, object]:
+def assemble_pgps(
+    out: Path, shards: int | None = None, exclude: Sequence[PGPSRecord] = ()
+) -> dict[str, object]:
     """Write ``out/pgps/pgps.json`` (the corpus, deduplicated in shard order) and ``out/pgps/stats.json``.
 
     The corpus file has the published layout (an object keyed by problem id), so
     ``geodsl.data.load_pgps`` and ``geo synth mts`` read it; diagrams are under ``out/pgps/Diagram``.
     Rebuilt from the shard files on every run, so a resumed run ends with the same corpus.
 
+    Args:
+        out: The dataset folder.
+        shards: How many shards the run has (``None``: every shard file there).
+        exclude: Problems the corpus must not pose (test splits): matches (:func:`find_leaks`) are dropped.
+
     Returns:
-        The statistics written: problems kept, duplicates dropped, operator and type histograms.
+        The statistics written: problems kept, duplicates and test matches dropped, operator and type
+        histograms.
 
     Raises:
         DatasetError: A shard file is not PGPS-format JSON Lines.
@@ -402,6 +438,9 @@ def assemble_pgps(out: Path, shards: int | None = None) -> dict[str, object]:
     for records in read_pgps_shards(out, shards):
         total += len(records)
         kept.extend(dedupe(records, seen))
+    unique = len(kept)
+    posed = {corpus_id for corpus_id, _ in find_leaks(kept, exclude)}
+    kept = [r for r in kept if r.id not in posed]
     corpus = {r.id: {k: v for k, v in pgps_json(r).items() if k != "id"} for r in kept}
     folder = out / "pgps"
     atomic_write(
@@ -409,7 +448,8 @@ def assemble_pgps(out: Path, shards: int | None = None) -> dict[str, object]:
     )
     stats: dict[str, object] = {
         "problems": len(kept),
-        "duplicates": total - len(kept),
+        "duplicates": total - unique,
+        "test_matches": len(posed),
         "figures": len({r.id.rsplit("-", 1)[0] for r in kept}),
         "operators": operator_histogram(kept),
         "types": type_histogram(kept),
