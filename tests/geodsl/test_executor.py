@@ -129,6 +129,12 @@ BEHAVIOURS = {
     ),
     # V1 = 12 / V0 first: the root rule then sees V0 in {3, 4, -3, -4} and takes 4
     "joint-root-rule-sees-every-solution": Case("Rect_Area V0 V1 N0 Gougu V0 V1 N1 Get V1", ("12", "5"), 3.0),
+    # V1 = 2 V0 makes 0.5 - V1 / V0^2 = 0 at V0 = 4; near V0 = 0 the residual jumps, with no root
+    "jump-is-not-a-root": Case(
+        "Proportion N2 V0 V1 N0 N1 Multiple N4 V0 N3 V1 Get V0",
+        ("6.389", "-2", "3.57463284827967", "12.81", "0.156128024980484"),
+        4.0,
+    ),
     # V0 = 3.414 and 3.514 lie within one step of the scan's grid
     "two-close-roots-in-a-joint-solve": Case(
         "Multiple V0 V1 N0 Gougu V0 V1 N1 Get V0", ("12", "\\sqrt{24.01}"), 3.514

@@ -129,7 +129,7 @@ def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
     c = ys[0] - d1[0] * t0 + a * t0 * t1
     if not _matches_far(f, a, b, c, scale):
         return None
-    if abs(c) <= 1e-12 * scale:
+    if abs(c) <= 1e-14 * scale:
         c = 0.0  # rounding noise of the fit: the root at zero is exactly zero (the root rule tells 0 from 1e-16)
     if abs(a) <= _REL_EPS * scale:
         if abs(b) <= _REL_EPS * scale:
@@ -168,7 +168,8 @@ def _grid() -> list[float]:
 _GRID = _grid()
 
 
-def _bisect(f: Callable[[float], float], lo: float, hi: float, flo: float) -> float:
+def _bisect(f: Callable[[float], float], lo: float, hi: float, flo: float) -> tuple[float, float]:
+    """Narrow a sign change of ``f`` on ``[lo, hi]`` (``flo`` has the sign at ``lo``) to adjacent floats."""
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
@@ -180,13 +181,24 @@ def _bisect(f: Callable[[float], float], lo: float, hi: float, flo: float) -> fl
             lo, flo = mid, fm
         else:
             hi = mid
-    return 0.5 * (lo + hi)
+    return lo, hi
 
 
-def _is_root(f: Callable[[float], float], r: float, y: float, prev_y: float) -> bool:
-    # a root, not a pole or a jump: the residual at the crossing is tiny next to the endpoints
-    fr = _safe(f, r)
-    return not math.isnan(fr) and abs(fr) <= 1e-6 * max(1.0, abs(y), abs(prev_y))
+def _root_in(
+    f: Callable[[float], float], lo: float, hi: float, flo: float, ends: Sequence[float]
+) -> float | None:
+    """The root inside a sign change, or ``None`` when it is a pole or a jump.
+
+    At a root the residual is tiny on both sides of the narrowed bracket (next to the values
+    at the grid points ``ends``); at a pole it is huge, and at a jump (a coefficient that
+    becomes zero below some size) one side stays large.
+    """
+    a, b = _bisect(f, lo, hi, flo)
+    fa, fb = _safe(f, a), _safe(f, b)
+    if math.isnan(fa) or math.isnan(fb):
+        return None
+    tolerance = 1e-6 * max(1.0, *(abs(y) for y in ends))
+    return 0.5 * (a + b) if max(abs(fa), abs(fb)) <= tolerance else None
 
 
 _MAX_DIPS = 8
@@ -243,8 +255,8 @@ def _edge_roots(f: Callable[[float], float], ys: list[float]) -> list[float]:
         if edge == 0.0:
             roots.append(lo)
         elif not math.isnan(edge) and (edge < 0) != (y < 0):
-            r = _bisect(f, u, lo, y)
-            if _is_root(f, r, y, edge):
+            r = _root_in(f, u, lo, y, (y, edge))
+            if r is not None:
                 roots.append(r)
     return roots
 
@@ -262,8 +274,8 @@ def _scan_roots(f: Callable[[float], float], what: str) -> list[float]:
         if y == 0.0:
             roots.append(u)
         elif not math.isnan(y) and not math.isnan(prev_y) and prev_y != 0.0 and (y < 0) != (prev_y < 0):
-            r = _bisect(f, prev_u, u, prev_y)
-            if _is_root(f, r, y, prev_y):
+            r = _root_in(f, prev_u, u, prev_y, (y, prev_y))
+            if r is not None:
                 roots.append(r)
     # Two roots closer than one grid step (1.06x) leave no sign change on the grid, only a dip
     # of |f|: search the deepest dips for a crossing.
@@ -276,11 +288,12 @@ def _scan_roots(f: Callable[[float], float], what: str) -> list[float]:
             dips.append((abs(y) / min(abs(a), abs(b)), k))
     for _, k in sorted(dips)[:_MAX_DIPS]:
         lo, hi, y = _GRID[k - 1], _GRID[k + 1], ys[k]
+        ends = (ys[k - 1], ys[k + 1])
         m, fm = _dip(f, lo, hi, math.copysign(1.0, y))
         if math.isnan(fm) or fm >= 0:
             continue
-        for r in (_bisect(f, lo, m, ys[k - 1]), _bisect(f, m, hi, -ys[k + 1])):
-            if _is_root(f, r, ys[k - 1], ys[k + 1]):
+        for r in (_root_in(f, lo, m, ys[k - 1], ends), _root_in(f, m, hi, -ys[k + 1], ends)):
+            if r is not None:
                 roots.append(r)
     return roots
 
