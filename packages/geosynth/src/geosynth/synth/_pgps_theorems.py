@@ -145,7 +145,8 @@ def _triangle_sides(fig: PGPSFigure) -> Iterator[Theorem]:
         if any(q is None for q in angles.values()):
             continue
         A, B, C = (angles[v] for v in (a, b, c))
-        assert A is not None and B is not None and C is not None
+        if A is None or B is None or C is None:  # narrows the types; the check above already skipped these
+            continue
         sa, sb, sc = fig.seg(b, c), fig.seg(a, c), fig.seg(a, b)
         yield Theorem("Sum", (A, B, C, "C180"), "Angle Relation in Triangle")
         for (x, ox), (y, oy) in itertools.combinations(((A, sa), (B, sb), (C, sc)), 2):
