@@ -25,6 +25,7 @@ from geosynth.synth._pgps_out import (
     operator_histogram,
     pgps_problems,
     problem_from_line,
+    question_key,
     record_figure,
     render_problem,
     statement_key,
@@ -156,6 +157,20 @@ def test_statement_key_ignores_case_spacing_and_clause_order() -> None:
     changed = record.model_copy(update={"sem_clauses": (*record.sem_clauses, "AB = 99")})
     assert statement_key(changed) != statement_key(record)
     assert len(dedupe([record, shuffled, changed])) == 2
+    swap = str.maketrans("ABCDEFGH", "HGFEDCBA")
+    relabelled = PGPSRecord.build(
+        id="relabelled",
+        text=record.text.translate(swap),
+        stru_clauses=[c.translate(swap) for c in record.stru_clauses],
+        sem_clauses=[c.translate(swap) for c in record.sem_clauses],
+        expression=record.expression,
+        answer=record.answer,
+        type=record.type,
+        choices=record.choices,
+    )
+    assert statement_key(relabelled) != statement_key(record)
+    assert question_key(relabelled) == question_key(record)
+    assert dedupe([record, relabelled]) == [record]
 
 
 def _tests() -> list[PGPSRecord]:

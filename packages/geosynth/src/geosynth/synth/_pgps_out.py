@@ -5,8 +5,8 @@ to ``count`` distinct problems in the PGPS9K annotation format (``text``, ``pars
 ``parsing_sem_seqs``, ``expression``, ``answer``, ``choices``, ``type``), each executed by geodsl to
 the figure's value. The corpus functions work on such records wherever they come from:
 
-* :func:`statement_key`: what makes two problems the same problem (normalised text and clauses);
-  :func:`dedupe` keeps the first of each;
+* :func:`statement_key` (normalised text and clauses) and :func:`question_key` (the same with point
+  names blanked, and the answer): what makes two problems the same; :func:`dedupe` keeps the first;
 * :func:`find_leaks`: corpus problems whose statement matches a test-split problem (the check that no
   test problem is used for training);
 * :func:`operator_histogram`, :func:`type_histogram`: the mix of a corpus or of a real split.
@@ -58,6 +58,7 @@ __all__ = (
     "pgps_problems",
     "pgps_shard_lines",
     "problem_from_line",
+    "question_key",
     "read_pgps_shards",
     "record_figure",
     "render_problem",
@@ -201,9 +202,7 @@ def pgps_problems(
         written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights)
         if written is None:
             continue
-        key = statement_key(written.record)
-        if key not in keys:
-            keys.add(key)
+        if dedupe([written.record], keys):
             out.append(PGPSProblem(written.record, source, figure.problem, figure.diagram, written))
     return out
 
@@ -233,9 +232,10 @@ def _normal(text: str) -> str:
 
 
 def statement_key(record: PGPSRecord) -> str:
-    """What identifies a problem: its text and both clause lists, normalised (case, spacing, clause order).
+    """What identifies a problem's statement: its text and both clause lists, normalised.
 
-    Two records with the same key pose the same problem, whatever their programs or ids.
+    Case, spacing and clause order do not count. Two records with the same key pose the same problem,
+    whatever their programs or ids.
     """
     body = {
         "text": _normal(record.text),
@@ -245,50 +245,54 @@ def statement_key(record: PGPSRecord) -> str:
     return hashlib.sha1(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def dedupe(records: Iterable[PGPSRecord], seen: set[str] | None = None) -> list[PGPSRecord]:
-    """The records whose :func:`statement_key` has not occurred before (in ``seen``, then earlier in the list).
-
-    ``seen`` is updated, so a corpus can be deduplicated shard by shard.
-    """
-    keys = set() if seen is None else seen
-    out: list[PGPSRecord] = []
-    for record in records:
-        key = statement_key(record)
-        if key not in keys:
-            keys.add(key)
-            out.append(record)
-    return out
-
-
 _POINTS = re.compile(r"\b[A-Z](?:'|\d)*(?:[A-Z](?:'|\d)*)*\b")
 
 
-def _relabelled(record: PGPSRecord) -> tuple[str, str, str]:
-    """The question with point names blanked: its text, its sorted semantic clauses and its answer.
+def question_key(record: PGPSRecord) -> str:
+    r"""What identifies a problem's question: text and semantic clauses with point names blanked, the answer.
 
-    Two records with the same form ask the same question about the same values in a figure whose
-    points are named differently.
+    Two records with the same key ask the same question about the same values, in figures whose points
+    are named differently (``Find m \angle ABC.`` with ``AB = AC``, ``m \angle ACB = 60``).
     """
-    text = _POINTS.sub("P", " ".join(record.text.split()))
-    sem = json.dumps(sorted(_POINTS.sub("P", " ".join(c.split())) for c in record.sem_clauses))
-    return text.lower(), sem, f"{float(record.answer):.2f}"
+    text = _POINTS.sub("P", " ".join(record.text.split())).lower()
+    sem = sorted(_POINTS.sub("P", " ".join(c.split())) for c in record.sem_clauses)
+    body = {"text": text, "sem": sem, "answer": f"{float(record.answer):.2f}"}
+    return hashlib.sha1(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _keys(record: PGPSRecord) -> tuple[str, str]:
+    return f"s{statement_key(record)}", f"q{question_key(record)}"
+
+
+def dedupe(records: Iterable[PGPSRecord], seen: set[str] | None = None) -> list[PGPSRecord]:
+    """The records whose :func:`statement_key` and :func:`question_key` have not occurred before.
+
+    Earlier means in ``seen`` or earlier in the list; ``seen`` is updated, so a corpus can be deduplicated
+    shard by shard.
+    """
+    keys: set[str] = set() if seen is None else seen
+    out: list[PGPSRecord] = []
+    for record in records:
+        mine = _keys(record)
+        if not any(k in keys for k in mine):
+            keys.update(mine)
+            out.append(record)
+    return out
 
 
 def find_leaks(corpus: Iterable[PGPSRecord], tests: Iterable[PGPSRecord]) -> list[tuple[str, str]]:
     """Corpus records that pose a test problem: ``(corpus id, test id)`` pairs.
 
-    A corpus record matches a test record when their :func:`statement_key` agree (same text and
-    clauses), or when, with point names blanked, they have the same text, the same semantic clauses
-    and the same answer (the same question about the same values in a relabelled figure).
+    A corpus record matches a test record when they share their :func:`statement_key` (the same
+    statement) or their :func:`question_key` (the same question about the same values, relabelled).
     """
-    exact: dict[str, str] = {}
-    loose: dict[tuple[str, str, str], str] = {}
+    known: dict[str, str] = {}
     for test in tests:
-        exact.setdefault(statement_key(test), test.id)
-        loose.setdefault(_relabelled(test), test.id)
+        for key in _keys(test):
+            known.setdefault(key, test.id)
     out: list[tuple[str, str]] = []
     for record in corpus:
-        hit = exact.get(statement_key(record)) or loose.get(_relabelled(record))
+        hit = next((known[k] for k in _keys(record) if k in known), None)
         if hit is not None:
             out.append((record.id, hit))
     return out
