@@ -385,8 +385,11 @@ def disagreement(p: Planted) -> str | None:
 
 
 def _check(count: int, seed: int = 0) -> tuple[int, list[str]]:
+    """Check the first ``count`` programs the seeded stream completes (a few indices complete none)."""
     checked, problems = 0, []
-    for index in range(count):
+    for index in range(2 * count):
+        if checked == count:
+            break
         p = planted_program(index, seed)
         if p is None:
             continue
@@ -441,7 +444,7 @@ def test_planted_programs_hold_at_their_planted_values() -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_numeric_and_exact_agree_on_planted_programs(seed: int) -> None:
     checked, problems = _check(150, seed)
-    assert checked >= 140
+    assert checked == 150
     assert not problems, "\n".join(problems[:10])
 
 
@@ -449,5 +452,5 @@ def test_numeric_and_exact_agree_on_planted_programs(seed: int) -> None:
 def test_numeric_and_exact_agree_on_many_planted_programs() -> None:
     count = int(os.environ.get("GEODSL_AGREEMENT_PROGRAMS", "2000"))
     checked, problems = _check(count, seed=7)
-    assert checked >= 0.95 * count
+    assert checked == count
     assert not problems, f"{len(problems)} of {checked}:\n" + "\n".join(problems[:10])
