@@ -165,14 +165,19 @@ def _joint(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env) -> dict[
     if len(unknowns) != 2:
         return _eliminate(eqs, unknowns, env, scan=False)
     last_error: GeoDSLError | None = None
-    for plan in _plans(eqs, unknowns, env):
+    plans = _plans(eqs, unknowns, env)
+    # plans of one rank put the root rule on the same unknown and see the same solutions:
+    # all of them in closed form first, then with a scan
+    for _, group in itertools.groupby(plans, key=lambda ranked: ranked[0]):
+        ranked = [plan for _, plan in group]
         for scan in (False, True):
-            try:
-                return _pair(*plan, env, scan=scan)
-            except AmbiguousError:
-                raise
-            except GeoDSLError as exc:
-                last_error = exc
+            for plan in ranked:
+                try:
+                    return _pair(*plan, env, scan=scan)
+                except AmbiguousError:
+                    raise
+                except GeoDSLError as exc:
+                    last_error = exc
     raise AmbiguousError(
         f"cannot solve steps {[e.index for e in eqs]} jointly for {', '.join(unknowns)}"
     ) from last_error
@@ -240,17 +245,19 @@ def _linear_in(eq: _Equation, name: str, unknowns: Sequence[str], env: Env) -> b
     return abs(ys[0] - 2 * ys[1] + ys[2]) <= 1e-9 * max(abs(y) for y in ys)
 
 
-def _plans(
-    eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env
-) -> list[tuple[str, _Equation, list[_Equation], list[str]]]:
-    """The ways to nest the elimination: (outer unknown, outer equation, inner equations, inner unknowns).
+_Plan = tuple[str, _Equation, list[_Equation], list[str]]
+"""A way to nest an elimination: outer unknown, outer equation, inner equations, inner unknowns."""
+
+
+def _plans(eqs: Sequence[_Equation], unknowns: Sequence[str], env: Env) -> list[tuple[int, _Plan]]:
+    """The ways to nest the elimination, ranked (lower first).
 
     The equation with the most unknowns stays outside, so the inner ones stay simple. With two
     unknowns, an inner equation that gives its unknown linearly goes first, the second unknown
     before the first, as the exact executor and the reference eliminate: ``x * y = 10`` gives
     ``y = 10 / x`` and the root rule then looks at every solution for ``x``.
     """
-    plans: list[tuple[str, _Equation, list[_Equation], list[str]]] = []
+    plans: list[_Plan] = []
     for outer in unknowns:
         inner_unknowns = [u for u in unknowns if u != outer]
         for outer_eq in sorted(
@@ -259,16 +266,17 @@ def _plans(
             inner_eqs = [e for e in eqs if e is not outer_eq]
             if all(e.names & set(inner_unknowns) for e in inner_eqs):
                 plans.append((outer, outer_eq, inner_eqs, inner_unknowns))
-    if len(unknowns) == 2:
+    if len(unknowns) != 2:
+        return [(0, plan) for plan in plans]
 
-        def rank(plan: tuple[str, _Equation, list[_Equation], list[str]]) -> int:
-            outer, _, inner_eqs, inner_unknowns = plan
-            if not _linear_in(inner_eqs[0], inner_unknowns[0], unknowns, env):
-                return 2
-            return 0 if outer == unknowns[0] else 1
+    def rank(plan: _Plan) -> int:
+        outer, _, inner_eqs, inner_unknowns = plan
+        first = outer == unknowns[0]
+        if not _linear_in(inner_eqs[0], inner_unknowns[0], unknowns, env):
+            return 2 if first else 3
+        return 0 if first else 1
 
-        plans.sort(key=rank)
-    return plans
+    return sorted(((rank(plan), plan) for plan in plans), key=lambda ranked: ranked[0])
 
 
 def _eliminate(
@@ -277,7 +285,7 @@ def _eliminate(
     if len(unknowns) == 1:
         return {unknowns[0]: _one_unknown(eqs[0], unknowns[0], env, scan=scan)}
     last_error: GeoDSLError | None = None
-    for outer, outer_eq, inner_eqs, inner_unknowns in _plans(eqs, unknowns, env):
+    for _, (outer, outer_eq, inner_eqs, inner_unknowns) in _plans(eqs, unknowns, env):
         local = dict(env)
 
         def h(
