@@ -148,6 +148,23 @@ def test_verified_behaviours(case: Case, mode: geodsl.Mode) -> None:
     assert execute(case.program, case.numbers, mode=mode).answer == pytest.approx(case.answer, abs=5e-4)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("program", "numbers", "answer"),
+    [
+        # the unknown's slope of 1 is small next to the constant on the probe points, not zero
+        ("Equal N0 V0 Get V0", ("3000000000",), 3e9),
+        ("Sum V0 N0 N1 Get V0", ("5", "1500000000000000000000000"), 1.5e24),
+        ("Equal N0 N1 Get x", ("x^{2}", "1500000000000000000000000"), 1.224744871391589e12),
+    ],
+    ids=["three-billion", "1.5e24", "square-of-1.2e12"],
+)
+def test_large_values_are_solved(
+    program: str, numbers: tuple[str, ...], answer: float, mode: geodsl.Mode
+) -> None:
+    assert execute(program, numbers, mode=mode).answer == pytest.approx(answer, rel=1e-9)
+
+
 ERRORS = {
     "sine-above-one": ("Gsin N1 N0 V0 Get V0", ("2", "4"), NonRealError, "V0"),
     "no-solution": ("Equal N0 N1 Get x", ("x-1", "x+1"), InconsistentError, "Equal N0 N1"),

@@ -23,7 +23,9 @@ __all__ = (
 Env = Mapping[str, float]
 ValueFn = Callable[[Env], float]
 
-_REL_EPS = 1e-9
+_REL_EPS = 1e-13
+"""A fitted coefficient below this share of the probes' largest value is rounding noise (about
+20 float epsilons): V0 = 3e9 has slope 1 next to a constant of 3e9 (1e-9 called that no slope)."""
 _PROBE = (0.5, 1.5, 2.5, 3.5, 4.5, 5.5)
 _FAR = (-4.7, 23.3, 611.0, 1.9e4)
 """Points away from the probes where a fitted quadratic must still match the function.
@@ -112,7 +114,7 @@ def _safe(f: Callable[[float], float], u: float) -> float:
     return y if math.isfinite(y) else math.nan
 
 
-def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
+def _poly_roots(f: Callable[[float], float], what: str, *, rescaled: bool = False) -> list[float] | None:
     """Roots of ``f`` when it is a polynomial of degree <= 2 (checked on probe points), else ``None``."""
     ys = [_safe(f, t) for t in _PROBE]
     if any(math.isnan(y) for y in ys):
@@ -129,14 +131,30 @@ def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
     c = ys[0] - d1[0] * t0 + a * t0 * t1
     if not _matches_far(f, a, b, c, scale):
         return None
-    if abs(c) <= 1e-14 * scale:
-        c = 0.0  # rounding noise of the fit: the root at zero is exactly zero (the root rule tells 0 from 1e-16)
+    # The fit's constant term is off by rounding noise, and the root rule tells a root at zero
+    # (x * (x - 8): not positive) from one at 1e-14 (positive): take f(0) itself, or where f is
+    # undefined at 0 and the fitted constant is noise, a root at 0 that is then dropped.
+    at_zero = _safe(f, 0.0)
+    if not math.isnan(at_zero):
+        if abs(at_zero - c) <= 1e-9 * scale:
+            c = at_zero
+    elif abs(c) <= 1e-12 * scale:
+        c = 0.0
     if abs(a) <= _REL_EPS * scale:
         if abs(b) <= _REL_EPS * scale:
             if abs(c) <= 1e-7 * scale:
                 raise AmbiguousError(f"{what} holds for every value of the unknown")
+            if not rescaled and abs(c) > 1.0 and abs(_safe(f, abs(c)) - c) > 1e-9 * abs(c):
+                # constant on the probes only because the unknown is tiny next to the constant
+                # (V0 = 1.5e24): probe again on the constant's scale
+                size = abs(c)
+                found = _poly_roots(lambda s: f(size * s), what, rescaled=True)
+                if found is not None:
+                    return _defined(f, [size * r for r in found])
             raise InconsistentError(f"{what} has no solution (it reduces to {c:.6g} = 0)")
-        return [-c / b]
+        return _defined(f, [-c / b])
+    if abs(b) <= 0.1 * _REL_EPS * scale:
+        b = 0.0  # rounding noise, which would shift roots much smaller than the probes (x^2 = c)
     disc = b * b - 4.0 * a * c
     if disc < 0:
         if disc < -1e-9 * max(b * b, abs(4.0 * a * c)):
@@ -146,7 +164,16 @@ def _poly_roots(f: Callable[[float], float], what: str) -> list[float] | None:
     # numerically stable quadratic formula
     q = -0.5 * (b + math.copysign(sq, b))
     roots = {q / a, c / q} if q != 0 else {-b / (2 * a)}
-    return sorted(roots)
+    return _defined(f, sorted(roots))
+
+
+def _defined(f: Callable[[float], float], roots: list[float]) -> list[float]:
+    """The roots where ``f`` is defined.
+
+    A polynomial fitted to a residual that is undefined at 0 (``0.5 - V1 / V0^2`` with
+    ``V1 = 2 V0``) has a root there that the residual does not.
+    """
+    return [r for r in roots if not math.isnan(_safe(f, r))]
 
 
 def _matches_far(f: Callable[[float], float], a: float, b: float, c: float, scale: float) -> bool:
