@@ -256,8 +256,9 @@ def test_run_with_geodsl_trace_executes_each_trace_type(
     # the same symbolic program text answers 10 on the problem whose N list is [6, 8]
     assert large["traces"]["program"] == [10.0, None] and large["traces"]["cot_program"] == [10.0, 10.0]
     assert large["answer"] == 10.0 and "gold" not in large
-    # both problems (different N lists) went to the sampler in one batch: 2 problems x 4 trace types
-    assert [len(call) for call in sampler.calls] == [8]
+    # both problems (different N lists) went to the sampler in one batch: 2 problems x 4 trace types x
+    # depth 2, one request per sampled candidate
+    assert [len(call) for call in sampler.calls] == [16]
     assert closed == [True]  # one sandbox, started by the scripts and closed at the end of the run
 
 

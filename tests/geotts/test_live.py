@@ -75,7 +75,9 @@ def test_sampling_cg_mte_requests_candidates_only_while_consensus_is_missing() -
     # One batched call per depth, covering only the problems still undecided, one candidate per trace type.
     assert [len(call) for call in sampler.calls] == [12, 8, 8, 4]
     assert all(r.n == 1 for call in sampler.calls for r in call)
-    assert [r.params.seed for r in sampler.calls[2]] == [12] * 8  # type: ignore[union-attr]
+    # one seed per trace type at each depth (the two undecided problems share it), new at every depth
+    depth2, depth3 = ({r.params.seed for r in sampler.calls[i]} for i in (1, 2))  # type: ignore[union-attr]
+    assert len(depth2) == len(depth3) == 4 and not depth2 & depth3
     assert sampler.generated == sum(d.generated for d in decisions)
     # Tokens are those actually generated: 5 words + 1 per candidate here.
     assert easy.tokens == 4 * 6

@@ -1,18 +1,25 @@
 """Strategies that drive a :class:`~geotts.Sampler`: SC, standard MTE and incremental CG-MTE.
 
 CG-MTE asks the backend only for what the current depth needs, and only for problems that have not
-reached consensus, so compute is saved rather than merely counted. How depth grows depends on
-decoding:
+reached consensus, so compute is saved rather than merely counted. Its candidates at depth d are
+the first d per trace type that standard MTE draws at depth D under the same parameters, so the two
+are compared on the same samples. How depth grows depends on decoding:
 
-* sampling: one more candidate per trace type per depth (seed ``seed + d - 1``); exact and incremental;
-* beam, ``reveal``: one beam search of width D per trace type at depth 1, revealed depth by depth;
-  ``samples`` follows the paper (V x d) while ``generated``/``tokens`` report the D beams really decoded;
+* sampling: both strategies request one candidate per request; candidate j of trace t is seeded
+  with a hash of (seed, t, j), so it does not depend on how many candidates a call
+  asks for. Standard MTE asks for j = 0..D-1 at once, CG-MTE for j = d-1 at depth d: exact and
+  incremental (``generated`` equals ``samples``);
+* beam, ``reveal``: one beam search of width D per trace type at depth 1 (the very request standard
+  MTE makes), revealed depth by depth; ``samples`` follows the paper (V x d) while
+  ``generated``/``tokens`` report the D beams really decoded;
 * beam, ``regrow``: a fresh beam search of width d at depth d (a width-d beam is not the top-d of a
-  width-D beam); ``generated`` is 1 + 2 + ... + d per trace type, all of it really decoded.
+  width-D beam, so this is not standard MTE's pool); ``generated`` is 1 + 2 + ... + d per trace
+  type, all of it really decoded.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Annotated, ClassVar, Literal, Protocol, Self
@@ -156,10 +163,36 @@ def _request(problem: Problem, template: str, trace: str | None, n: int, params:
     )
 
 
-def _seeded(params: Params, offset: int) -> Params:
-    if isinstance(params, SamplingParams) and params.seed is not None:
-        return params.model_copy(update={"seed": params.seed + offset})
-    return params
+def _candidate_seed(seed: int, trace: str, index: int) -> int:
+    """The sampling seed of candidate ``index`` (0-based) of trace type ``trace`` under base ``seed``.
+
+    A function of the three values only (a 31-bit hash), so a candidate is the same whichever
+    strategy asks for it and however many it asks for at once; trace types get unrelated streams
+    even though their prompts share the question.
+    """
+    digest = hashlib.blake2b(f"{seed}/{trace}/{index}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF
+
+
+def _candidates(
+    problem: Problem, cfg: MTEConfig, trace: str, first: int, count: int
+) -> list[GenerationRequest]:
+    """Requests for candidates ``first .. first + count - 1`` of ``trace`` (beam search: a width-``count`` beam)."""
+    template, params = cfg.instructions[trace], cfg.params
+    if isinstance(params, BeamParams):
+        return [_request(problem, template, trace, count, params)]
+    return [
+        _request(
+            problem,
+            template,
+            trace,
+            1,
+            params
+            if params.seed is None
+            else params.model_copy(update={"seed": _candidate_seed(params.seed, trace, j)}),
+        )
+        for j in range(first, first + count)
+    ]
 
 
 def _generate(sampler: Sampler, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
@@ -242,7 +275,11 @@ class SelfConsistency:
 
 
 class MultiTraceEnsemble:
-    """Live standard MTE: D candidates for each trace type of each problem, one vote."""
+    """Live standard MTE: D candidates for each trace type of each problem, one vote.
+
+    Sampling asks for each candidate in its own request, seeded per (seed, trace type, index), so the
+    pool is the one :class:`ConsensusEnsemble` reveals a prefix of; beam search asks for one width-D beam.
+    """
 
     name: ClassVar[str] = "mte"
 
@@ -260,16 +297,16 @@ class MultiTraceEnsemble:
         """Generate D candidates per trace type and problem, then vote over the pooled answers."""
         _unique_ids(problems)
         cfg = self.config
-        requests = [
-            _request(p, cfg.instructions[t], t, cfg.depth, cfg.params) for p in problems for t in cfg.order
-        ]
-        outputs = iter(_generate(sampler, requests))
+        slots = [(p, t, r) for p in problems for t in cfg.order for r in _candidates(p, cfg, t, 0, cfg.depth)]
+        drawn: dict[tuple[str, str], list[Completion]] = {}
+        for (p, t, _), comps in zip(slots, _generate(sampler, [r for _, _, r in slots]), strict=True):
+            drawn.setdefault((p.id, t), []).extend(comps)
         decisions: list[Decision] = []
         for p in problems:
             cost = _Cost()
             lists: dict[str, tuple[Hashable | None, ...]] = {}
             for t in cfg.order:
-                comps = next(outputs)
+                comps = drawn[p.id, t]
                 cost.add(comps)
                 lists[t] = tuple(extractor(c, t, p) for c in comps)
             pooled = pool_at_depth(list(lists.values()), cfg.depth)
@@ -288,21 +325,26 @@ class MultiTraceEnsemble:
 
 
 class ConsensusEnsemble:
-    """Live CG-MTE with incremental depth: more candidates are requested only where consensus failed."""
+    """Live CG-MTE with incremental depth: more candidates are requested only where consensus failed.
+
+    Under sampling and under beam ``reveal``, the candidates read at depth d are the first d per trace
+    type of what :class:`MultiTraceEnsemble` draws at depth D with the same parameters, so its decision
+    equals :func:`geotts.cg_mte` on standard MTE's pool.
+    """
 
     name: ClassVar[str] = "cg_mte"
 
     def __init__(self, config: CGMTEConfig | None = None) -> None:
         self.config = config or CGMTEConfig()
 
-    def _request_at(self, problem: Problem, trace: str, d: int) -> GenerationRequest | None:
+    def _requests_at(self, problem: Problem, trace: str, d: int) -> list[GenerationRequest]:
+        """What depth ``d`` asks of ``trace``: sampling candidate d - 1, a width-d beam, or at d = 1 the width-D beam."""
         cfg = self.config
-        template = cfg.instructions[trace]
         if isinstance(cfg.params, SamplingParams):
-            return _request(problem, template, trace, 1, _seeded(cfg.params, d - 1))
+            return _candidates(problem, cfg, trace, d - 1, 1)
         if cfg.beam_policy == "regrow":
-            return _request(problem, template, trace, d, cfg.params)
-        return _request(problem, template, trace, cfg.depth, cfg.params) if d == 1 else None
+            return _candidates(problem, cfg, trace, 0, d)
+        return _candidates(problem, cfg, trace, 0, cfg.depth) if d == 1 else []
 
     def run(
         self,
@@ -321,7 +363,7 @@ class ConsensusEnsemble:
         decided: dict[str, Decision] = {}
         active = list(problems)
         for d in range(1, cfg.depth + 1):
-            slots = [(p, t, r) for p in active for t in order if (r := self._request_at(p, t, d)) is not None]
+            slots = [(p, t, r) for p in active for t in order for r in self._requests_at(p, t, d)]
             for (p, t, _), comps in zip(slots, _generate(sampler, [r for _, _, r in slots]), strict=True):
                 costs[p.id].add(comps)
                 answers = [extractor(c, t, p) for c in comps]

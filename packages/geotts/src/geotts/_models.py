@@ -53,7 +53,7 @@ class SamplingParams(GeoTTSModel):
     max_tokens: Annotated[int, Field(ge=1)] = 512
     """Most tokens generated per candidate."""
     seed: int | None = None
-    """Base seed; strategies derive distinct seeds from it for each incremental call."""
+    """Base seed; MTE and CG-MTE seed candidate j of trace type t from (seed, t, j), so both draw the same ones."""
     stop: tuple[str, ...] = ()
     """Strings that end a candidate (not included in its text)."""
 

@@ -21,7 +21,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from geotts._live import _Cost, _generate, _request, _seeded, _unique_ids
+from geotts._live import _Cost, _generate, _request, _unique_ids
 from geotts._models import Completion, Decision, GenerationRequest, GeoTTSModel, Problem, SamplingParams
 from geotts._protocols import (
     UNSCORED,
@@ -162,7 +162,12 @@ class RefinedBestOfN:
     ) -> GenerationRequest:
         cfg = self.config
         # One seed per second-round candidate, so resampled solutions of one problem differ.
-        base = _request(problem, cfg.instruction, None, 1, _seeded(cfg.params, 1 + index))
+        p = (
+            cfg.params
+            if cfg.params.seed is None
+            else cfg.params.model_copy(update={"seed": cfg.params.seed + 1 + index})
+        )
+        base = _request(problem, cfg.instruction, None, 1, p)
         # every step passed: a fresh solution from the same prompt (the prefix is then "")
         return base.model_copy(update={"assistant_prefix": refined_prefix(text, judgement)})
 
