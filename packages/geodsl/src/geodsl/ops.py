@@ -32,6 +32,7 @@ __all__ = (
     "PowerForm",
     "TrigTarget",
     "arity_error",
+    "program_grammar",
 )
 
 REFERENCE_PI = 3.141593
@@ -630,3 +631,21 @@ OPERATORS: Mapping[str, OpSpec] = MappingProxyType({spec.name: spec for spec in 
 
 if len(OPERATORS) != len(_OPS):  # pragma: no cover - guards the table itself
     raise RuntimeError("duplicate operator name in the geodsl registry")
+
+
+def program_grammar() -> dict[str, Any]:
+    """The shape of a program as plain data, for decoders that keep generation grammatical.
+
+    Packages that must not import geodsl (geotts's constrained decoding) take this instead of the
+    registry: ``geotts.backends.transformers.ProgramGrammar.from_data(program_grammar())``.
+
+    Returns:
+        ``{"operators": {name: [min_arity, max_arity]}, "terminator": "Get", "constants": [...]}``;
+        ``max_arity`` is ``None`` for variadic operators, ``constants`` are
+        :data:`VOCABULARY_CONSTANTS`. JSON-ready (lists and dicts only).
+    """
+    return {
+        "operators": {name: [spec.min_arity, spec.max_arity] for name, spec in sorted(OPERATORS.items())},
+        "terminator": "Get",
+        "constants": list(VOCABULARY_CONSTANTS),
+    }
