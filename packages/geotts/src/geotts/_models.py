@@ -95,6 +95,9 @@ class GenerationRequest(GeoTTSModel):
     """Decoding parameters."""
     assistant_prefix: str = ""
     """Text the answer must start with; candidates continue it (their text excludes it)."""
+    numbers: tuple[str, ...] | None = None
+    """The problem's N list (:attr:`Problem.numbers`), for backends that keep program traces grammatical
+    (``transformers`` with a program grammar); None when the problem has none."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -152,6 +155,20 @@ class Problem(GeoTTSModel):
     @field_serializer("metadata")
     def _plain(self, value: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
         return dict(value)
+
+    @property
+    def numbers(self) -> tuple[str, ...] | None:
+        """The N list a symbolic program trace refers to (``metadata["numbers"]``); None when absent.
+
+        Raises:
+            StrategyConfigError: ``metadata["numbers"]`` is not a list of strings.
+        """
+        value = self.metadata.get("numbers")
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise StrategyConfigError(f"problem {self.id!r}: metadata 'numbers' must be a list of strings")
+        return tuple(v for v in value if isinstance(v, str))
 
     def __hash__(self) -> int:
         """Hash of every field (the metadata through its canonical JSON)."""

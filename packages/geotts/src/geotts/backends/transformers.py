@@ -5,7 +5,8 @@ all beams returned best first), each with the log-probability of every candidate
 raw logits. By default each request is decoded alone; with ``batch_size > 1`` requests with equal
 ``n`` and parameters are decoded together in one left-padded call. Incremental depth: sampling calls
 with different seeds give fresh candidates; beam search must be rerun (see
-``geotts.CGMTEConfig.beam_policy``).
+``geotts.CGMTEConfig.beam_policy``). With a :class:`ProgramGrammar`, program traces are decoded
+under the grammar (:mod:`geotts.backends._grammar`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from typing import Any, Literal
 
 from geotts._models import BeamParams, Completion, GenerationRequest, SamplingParams
 from geotts.backends._common import chat_dicts, pil_image, require
+from geotts.backends._grammar import ProgramGrammar, TokenGrammar
 from geotts.errors import BackendError, StrategyConfigError
 
-__all__ = ("VL_PROCESSORS", "TransformersSampler", "image_only_processor_class", "load_processor")
+__all__ = (
+    "VL_PROCESSORS",
+    "ProgramGrammar",
+    "TransformersSampler",
+    "image_only_processor_class",
+    "load_processor",
+)
 
 
 #: The processor class of each Qwen-VL model type (``config.json``'s ``model_type``).
@@ -91,7 +99,15 @@ _load_processor = load_processor  # the name tests/geosynth/mts/test_pa_qwen.py 
 class TransformersSampler:
     """Generate candidates with a ``transformers`` image-text-to-text (or causal) model."""
 
-    def __init__(self, model: Any, processor: Any, *, device: str | None = None, batch_size: int = 1) -> None:
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        device: str | None = None,
+        batch_size: int = 1,
+        program_grammar: ProgramGrammar | None = None,
+    ) -> None:
         """Wrap a loaded model and its processor.
 
         Args:
@@ -102,6 +118,8 @@ class TransformersSampler:
             batch_size: Requests with equal ``n`` and parameters decoded together in one
                 left-padded ``generate`` call. 1 (the default) decodes each request alone, so a
                 seeded request gives the same candidates whatever else is in the batch.
+            program_grammar: Keep the program part of requests whose trace type the grammar names
+                grammatical (see :mod:`geotts.backends._grammar`); those requests need ``numbers``.
         """
         if batch_size < 1:
             raise StrategyConfigError(f"batch_size must be at least 1, got {batch_size}")
@@ -113,10 +131,21 @@ class TransformersSampler:
         self.device = device or str(next(model.parameters()).device)
         eos = model.generation_config.eos_token_id
         self._eos: set[int] = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        self.grammar = (
+            None
+            if program_grammar is None
+            else TokenGrammar(program_grammar, self.tokenizer, sorted(self._eos))
+        )
 
     @classmethod
     def from_pretrained(
-        cls, path: str | Path, *, device: str = "cpu", dtype: str | None = None, batch_size: int = 1
+        cls,
+        path: str | Path,
+        *,
+        device: str = "cpu",
+        dtype: str | None = None,
+        batch_size: int = 1,
+        program_grammar: ProgramGrammar | None = None,
     ) -> TransformersSampler:
         """Load a model folder (or hub id) and its processor.
 
@@ -125,6 +154,7 @@ class TransformersSampler:
             device: Torch device.
             dtype: Optional torch dtype name (e.g. ``bfloat16``).
             batch_size: See :class:`TransformersSampler`.
+            program_grammar: See :class:`TransformersSampler`.
         """
         transformers = require("transformers", "transformers")
         require("torch", "transformers")
@@ -133,7 +163,13 @@ class TransformersSampler:
             model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
         except ValueError:
             model = transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
-        return cls(model.to(device).eval(), load_processor(path), device=device, batch_size=batch_size)
+        return cls(
+            model.to(device).eval(),
+            load_processor(path),
+            device=device,
+            batch_size=batch_size,
+            program_grammar=program_grammar,
+        )
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
         """Generate ``request.n`` ranked candidates for every request (grouped into batches of equal settings)."""
@@ -191,12 +227,18 @@ class TransformersSampler:
         first = reqs[0]  # every request of a batch has the same n and parameters
         inputs, prompt_len = self._inputs(reqs)
         seed = None if isinstance(first.params, BeamParams) else first.params.seed
+        kwargs = self._kwargs(first)
+        grammar = None if self.grammar is None else self.grammar.processor(reqs, prompt_len, first.n)
+        if grammar is not None:
+            kwargs["logits_processor"] = require("transformers", "transformers").LogitsProcessorList(
+                [grammar]
+            )
         devices = [torch.device(self.device)] if self.device.startswith("cuda") else []
         try:
             with torch.random.fork_rng(devices=devices), torch.inference_mode():
                 if seed is not None:
                     torch.manual_seed(seed)
-                out = self.model.generate(**inputs, **self._kwargs(first))
+                out = self.model.generate(**inputs, **kwargs)
                 beams = getattr(out, "beam_indices", None) if isinstance(first.params, BeamParams) else None
                 scores = self.model.compute_transition_scores(
                     out.sequences, out.logits, beams, normalize_logits=True
