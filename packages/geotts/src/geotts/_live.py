@@ -159,7 +159,12 @@ def _request(problem: Problem, template: str, trace: str | None, n: int, params:
         messages.append(ChatMessage(role="system", content=problem.system))
     messages.append(ChatMessage(role="user", content=template.replace("{question}", problem.question)))
     return GenerationRequest(
-        messages=tuple(messages), images=problem.images, trace_type=trace, n=n, params=params
+        messages=tuple(messages),
+        images=problem.images,
+        trace_type=trace,
+        n=n,
+        params=params,
+        numbers=problem.numbers,
     )
 
 
