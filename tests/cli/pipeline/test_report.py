@@ -12,7 +12,8 @@ import pytest
 
 from geo_cli.pipeline import EvaluateSettings, build_report
 from geo_cli.pipeline._diagram import draw_schematic
-from geo_cli.pipeline._stage_evaluate import CANDIDATES, score_candidates
+from geo_cli.pipeline._stage_evaluate import CANDIDATES, score_split, split_folder, write_results
+from geo_cli.pipeline._state import StageState, write_state
 
 pytest.importorskip("matplotlib", reason="the report's figures need matplotlib (geotts[report])")
 ORDER = ("program", "pal", "cot_program", "cot_pal")
@@ -37,14 +38,27 @@ def _row(i: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _evaluate_folder(tmp_path: Path) -> tuple[Path, Path]:
+MODEL = {"name": "tiny:causal_lm", "kind": "tiny", "path": "/m", "parameters": 123456, "architecture": "qwen2",
+         "vocab_size": 384, "setting": "clauses", "backend": "transformers", "base_model": None}  # fmt: skip
+
+
+def _evaluate_folder(tmp_path: Path, model: dict[str, Any] | None = None) -> tuple[Path, Path]:
+    """Two splits scored: ``test`` (6 problems, a PGPS9K sample) and ``heldout`` (its first 4 problems)."""
     folder, images = tmp_path / "evaluate", tmp_path / "images"
     folder.mkdir()
     rows = [_row(i) for i in range(6)]
-    (folder / CANDIDATES).write_text("".join(json.dumps(r) + "\n" for r in rows))
     settings = EvaluateSettings(depth=2, order=ORDER)
-    summary = score_candidates(rows, settings, folder, {})
-    assert summary["problems"] == 6
+    entries: dict[str, dict[str, Any]] = {}
+    for name, chosen, bench in (("test", rows, "PGPS9K"), ("heldout", rows[:4], None)):
+        where = split_folder(folder, name, primary=name == "test")
+        where.mkdir(parents=True, exist_ok=True)
+        (where / CANDIDATES).write_text("".join(json.dumps(r) + "\n" for r in chosen))
+        rel = str(where.relative_to(folder)) if name != "test" else "."
+        entries[name] = score_split(
+            chosen, settings, where, {}, where=rel, source=f"{name} rows", benchmark=bench
+        )
+    summary = write_results(folder, entries, settings, model or MODEL)
+    assert summary["problems"] == 6 and summary["splits"]["heldout"]["problems"] == 4
     for i in range(2):
         draw_schematic(
             ["line A B C", "line C D", "\\odot O lieson A D"], ["AB = 3", "CD = x"], images / f"img_{i}.png"
@@ -65,16 +79,70 @@ def test_report_has_the_tables_figures_and_gallery(tmp_path: Path) -> None:
     assert (
         mte_at_1["accuracy"] == 0.5
     )  # a tie at depth 1 goes to the first answer read: wrong for odd problems
-    assert results["greedy"]["program"] == 0.5 and results["greedy"]["cot_pal"] == 0.0
+    assert results["greedy"]["program"] == 0.5 and results["greedy"]["cot_pal"] == 0.0  # fractions
+    assert results["splits"]["test"]["greedy"]["program"] == 50.0  # percent
+    assert results["splits"]["heldout"]["greedy"]["program"] == 50.0  # problems 0 and 2 of 0..3
     assert [p["budget"] for p in results["sc_sample"]] == list(range(1, 9))
-    for heading in ("Main results", "Accuracy vs samples", "CG-MTE termination depth", "Error coupling"):
-        assert heading in page and heading in md.read_text()
+    text = md.read_text()
+    for split in ("test", "heldout"):
+        for heading in ("CG-MTE against SC", "accuracy against samples", "CG-MTE termination depth",
+                        "error coupling", "greedy accuracy by trace type"):  # fmt: skip
+            assert f"{split}: {heading}" in page and f"{split}: {heading}" in text
     figures = re.findall(r'src="(figures/[^"]+)"', page)
-    assert "figures/accuracy_vs_samples.png" in figures and "figures/termination_depth.png" in figures
+    for name in (
+        "test_accuracy_vs_samples.png",
+        "heldout_accuracy_vs_samples.png",
+        "test_termination_depth.png",
+    ):
+        assert f"figures/{name}" in figures
     assert all((html.parent / f).is_file() for f in figures)
-    assert page.count('class="card"') == 2 and "gallery/img_0.png" in page
+    assert page.count('class="card"') == 4 and "gallery/img_0.png" in page  # two examples per split
     assert "&lt;b&gt;not html&lt;/b&gt;" in page  # candidate text is escaped
     assert "Decision:" in page and "consensus at depth 1" in page and "consensus at depth 2" in page
+
+
+def test_report_explains_the_run_and_quotes_the_paper_as_the_paper(tmp_path: Path) -> None:
+    folder, images = _evaluate_folder(tmp_path)
+    mts, data = tmp_path / "mts", tmp_path / "data"
+    write_state(mts, StageState(key="k", status="done", inputs={},
+                                summary={"problems": 100, "traces": {"program": 100, "pal": 97}, "pal_failed": 3}))  # fmt: skip
+    write_state(data, StageState(key="k", status="done", inputs={}, summary={"train": {"records": 100}}))
+    html, md = build_report(folder, tmp_path / "report", title="T", gallery=0, images_dir=images, mts_dir=mts,
+                            data_dir=data)  # fmt: skip
+    for text in (html.read_text(), md.read_text()):
+        assert "UNTRAINED MODEL" in text and "random weights" in text  # tiny: said plainly
+        assert "123.5k parameters" in text and "qwen2" in text and "vocabulary 384 tokens" in text
+        assert "clauses given: the ground-truth-diagram setting" in text
+        assert (
+            "training split: 100 problems" in text
+            and "test (6 problems" in text
+            and "heldout (4 problems" in text
+        )
+        assert "Glossary" in text and "Average samples needed per problem" in text and "Fallback" in text
+        assert "MTS statistics" in text and "traces: pal" in text
+        assert "greedy Program accuracy by problem type" in text
+        assert "ReTTS-PGPS paper" in text and "figures (not from this run)" in text
+    page = html.read_text()
+    # beside the PGPS9K sample's own rows (CG-MTE of this run), the paper's Table 5 figure, marked as such
+    test_table = page[page.index("test: CG-MTE against SC") : page.index("heldout: greedy accuracy")]
+    assert "ReTTS-PGPS paper, Table 5" in test_table and "76.0" in test_table and "4.89" in test_table
+    heldout = page[page.index("heldout: CG-MTE against SC") :]
+    assert "ReTTS-PGPS paper, Table" not in heldout[: heldout.index("</table>")]  # no benchmark: none quoted
+
+
+def test_a_trained_model_is_not_called_untrained(tmp_path: Path) -> None:
+    model = {
+        **MODEL,
+        "name": "bundled:cpu/model",
+        "kind": "bundled",
+        "parameters": 2_800_000,
+        "setting": "image",
+    }
+    folder, _ = _evaluate_folder(tmp_path, model)
+    _, md = build_report(folder, tmp_path / "report", title="T", gallery=0)
+    text = md.read_text()
+    assert "UNTRAINED" not in text and "2.8M parameters" in text and "how far the training transfers" in text
+    assert "image: the diagram image is in the prompt" in text
 
 
 _PROBE = """<script>
