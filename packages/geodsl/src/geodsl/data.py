@@ -46,6 +46,7 @@ from geodsl.errors import DataError, GeoDSLError
 
 __all__ = [
     "ANSWER_TOLERANCE",
+    "SAMPLES",
     "CheckMiss",
     "CheckReport",
     "NumberList",
@@ -382,11 +383,27 @@ class CheckReport(BaseModel):
         return self.agree / self.total if self.total else 0.0
 
 
-def load_sample() -> list[PGPSRecord]:
-    """Load the bundled sample: the first 120 records of the public PGPS9K test split."""
+SAMPLES: tuple[str, ...] = ("pgps9k_test", "geometry3k_test")
+"""The bundled samples: the first 120 records of each public test split, in the published format."""
+
+
+def load_sample(name: str = "pgps9k_test") -> list[PGPSRecord]:
+    """Load a bundled sample: the first 120 records of the public PGPS9K (default) or Geometry3K test split.
+
+    Args:
+        name: ``pgps9k_test`` or ``geometry3k_test`` (see :data:`SAMPLES`).
+
+    Returns:
+        The records, in file order.
+
+    Raises:
+        DataError: for an unknown sample name.
+    """
     from importlib.resources import as_file, files
 
-    with as_file(files("geodsl").joinpath("samples", "pgps9k_test_sample.json")) as path:
+    if name not in SAMPLES:
+        raise DataError(f"no bundled sample {name!r}; bundled: {', '.join(SAMPLES)}")
+    with as_file(files("geodsl").joinpath("samples", f"{name}_sample.json")) as path:
         return load_pgps(path)
 
 
