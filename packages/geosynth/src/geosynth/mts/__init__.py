@@ -30,7 +30,16 @@ from geosynth.mts._extract import (
 from geosynth.mts._load import LoadedDataset, load_dataset
 from geosynth.mts._mix import MIXTURE_NAMES, TokenCounter, build_mixtures, default_token_count, record_tokens
 from geosynth.mts._models import DROP_REASONS, TRACE_TYPES, Drop, DropReason, SourceProblem, Trace, TraceType
-from geosynth.mts._pa import PA_INSTRUCTIONS, PERCEPTION_HEADER, REASONING_HEADER, pa_record
+from geosynth.mts._pa import (
+    CLAUSE_INSTRUCTIONS,
+    DIAGRAM_SETTINGS,
+    PA_INSTRUCTIONS,
+    PERCEPTION_HEADER,
+    REASONING_HEADER,
+    DiagramSetting,
+    pa_prompt,
+    pa_record,
+)
 from geosynth.mts._pipeline import MTS_VERSION, STAGES, MTSRun, ProgressCallback, ShardHook, run_mts
 from geosynth.mts._prompts import PROMPT_VERSIONS, PromptName, PromptTemplate, template
 from geosynth.mts._stats import (
@@ -51,6 +60,8 @@ from geosynth.mts.errors import (
 )
 
 __all__ = (
+    "CLAUSE_INSTRUCTIONS",
+    "DIAGRAM_SETTINGS",
     "DROP_REASONS",
     "MIXTURE_NAMES",
     "MTS_VERSION",
@@ -63,6 +74,7 @@ __all__ = (
     "TRACE_CHECKS",
     "TRACE_TYPES",
     "DatasetStats",
+    "DiagramSetting",
     "Drop",
     "DropReason",
     "LLMConfig",
@@ -94,6 +106,7 @@ __all__ = (
     "format_trace_table",
     "load_dataset",
     "load_llm_config",
+    "pa_prompt",
     "pa_record",
     "program_mismatch",
     "rationale_missing",

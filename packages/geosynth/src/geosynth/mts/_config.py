@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import Field, ValidationError, model_validator
 
 from geosynth.mts._models import MTSModel
+from geosynth.mts._pa import DiagramSetting
 from geosynth.mts._template_teacher import TEMPLATE_TEACHER_MODEL
 from geosynth.mts.errors import MTSConfigError
 from geotts.backends.vllm import VLLMEngineOptions
@@ -113,6 +114,9 @@ class MTSConfig(MTSModel):
     """Seed of the resampling that matches token budgets in the leave-one-out mixtures."""
     use_ray: bool = False
     """Verify scripts on Ray actors and send the LLM requests (``openai`` backend) from Ray tasks (needs ``ray``)."""
+    setting: DiagramSetting = "image"
+    """How the PA records give the diagram: ``image`` (image in the prompt, clauses in the target) or
+    ``clauses`` (clauses in the prompt, for text-only models; no images are copied)."""
 
     def resume_fields(self) -> dict[str, Any]:
         """The fields that change stage results (the rest only change speed or presentation)."""
@@ -121,6 +125,7 @@ class MTSConfig(MTSModel):
             "script_timeout": self.script_timeout,
             "shard_size": self.shard_size,
             "max_cot_pal_passes": self.max_cot_pal_passes,
+            "setting": self.setting,
         }
 
 

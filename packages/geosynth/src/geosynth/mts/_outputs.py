@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from geosynth.mts._models import TRACE_TYPES, Drop, SourceProblem, Trace, TraceType
-from geosynth.mts._pa import pa_record
+from geosynth.mts._pa import DiagramSetting, pa_record
 from geosynth.mts._store import dump_line
 from geosynth.mts.errors import MTSOutputError
 
@@ -44,16 +44,18 @@ class OutputWriter:
     Args:
         out: the output folder.
         images_dir: where the diagrams are; they are copied to ``pa/images/`` (None: not copied).
+        setting: how the PA records give the diagram (:func:`geosynth.mts.pa_record`).
     """
 
-    def __init__(self, out: Path, images_dir: Path | None) -> None:
+    def __init__(self, out: Path, images_dir: Path | None, setting: DiagramSetting = "image") -> None:
         try:
             self._traces = {t: _Stream(out / "traces" / f"{t}.jsonl") for t in TRACE_TYPES}
             self._pa = {t: _Stream(out / "pa" / f"{t}.jsonl") for t in TRACE_TYPES}
             self._drops = _Stream(out / "drops.jsonl")
         except OSError as exc:
             raise MTSOutputError(f"cannot write in {str(out)!r}: {exc.strerror or exc}") from exc
-        self._images_dir = images_dir
+        self._images_dir = images_dir if setting == "image" else None
+        self._setting: DiagramSetting = setting
         self._image_out = out / "pa" / "images"
         self.images_copied = 0
         self.images_missing: list[str] = []
@@ -99,7 +101,7 @@ class OutputWriter:
                 trace = found.get((p.id, t))
                 if trace is not None:
                     self._traces[t].write(trace.model_dump(mode="json"))
-                    self._pa[t].write(pa_record(p, trace))
+                    self._pa[t].write(pa_record(p, trace, self._setting))
                     self.counts[t] += 1
 
     def commit(self) -> None:

@@ -300,7 +300,7 @@ def run_mts(
     try:
         llm = _open_llm(config, out, sampler)
         ctx = _Context(config, store, runner, llm, len(loaded.problems), progress, after_shard)
-        writer = OutputWriter(out, config.images_dir)
+        writer = OutputWriter(out, config.images_dir, config.setting)
         writer.drops(loaded.drops)
         size = config.shard_size
         for index in range(0, len(loaded.problems), size):
