@@ -26,6 +26,7 @@ from geotrain._config import (
 from geotrain._data import Example, PARecord, load_examples
 from geotrain._export import export_model
 from geotrain._result import TrainResult
+from geotrain._scratch import ScratchModel, build_scratch_model, corpus_texts
 from geotrain._tiny import build_tiny_model
 from geotrain.errors import ConfigError, DataError, GeoTrainError, MissingExtraError, TrainingError
 
@@ -41,14 +42,17 @@ __all__ = (
     "MissingExtraError",
     "PARecord",
     "RunConfig",
+    "ScratchModel",
     "Task",
     "TrainResult",
     "TrainingError",
     "accelerate_config",
     "accelerate_configs",
     "available_presets",
+    "build_scratch_model",
     "build_tiny_model",
     "build_trainer",
+    "corpus_texts",
     "export_model",
     "load_config",
     "load_examples",

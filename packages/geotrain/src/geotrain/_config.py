@@ -136,6 +136,9 @@ class RunConfig(_Frozen):
     the per-device batch and the number of processes (it must divide evenly)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Training precision (bf16/fp16 are mixed-precision autocast and need a GPU)."""
+    group_by_length: bool = False
+    """Batch examples of similar length together (seeded shuffles of 50-batch groups, each sorted by
+    length): less padding when short and long traces mix, the same examples per epoch."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass to save memory."""
     seed: int = 0

@@ -53,11 +53,43 @@ class ExampleDataset(Dataset[Example]):
     def __init__(self, examples: Sequence[Example]) -> None:
         self.examples = list(examples)
 
+    def lengths(self) -> list[int]:
+        """Characters of each example's prompt and target (a proxy of its token count)."""
+        return [
+            len(ex.target) + sum(len(p.text or "") for m in ex.messages for p in m.content)
+            for ex in self.examples
+        ]
+
     def __len__(self) -> int:
         return len(self.examples)
 
     def __getitem__(self, index: int) -> Example:
         return self.examples[index]
+
+
+class LengthGroupedSampler(torch.utils.data.Sampler[int]):
+    """Seeded order in which each run of ``50 x batch`` examples is sorted longest first.
+
+    The order of epoch ``e`` depends only on ``(seed, e)``, so a resumed run sees the same batches.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int) -> None:
+        self.lengths, self.group, self.seed, self.epoch = list(lengths), 50 * batch_size, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the epoch whose order is yielded next."""
+        self.epoch = int(epoch)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Any:
+        import random
+
+        order = list(range(len(self.lengths)))
+        random.Random(self.seed * 100_003 + self.epoch).shuffle(order)
+        for start in range(0, len(order), self.group):
+            yield from sorted(order[start : start + self.group], key=lambda i: -self.lengths[i])
 
 
 def load_processor(path: str | Path, family: Family) -> Any:
@@ -184,10 +216,18 @@ class SpanLossTrainer(transformers.Trainer):
     each span since the last log, over all processes) when the data marks spans.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, group_by_length: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.group_by_length = group_by_length
         self.model_accepts_loss_kwargs = True  # count label tokens over accumulation steps and processes
         self._span_sums = torch.zeros(4, dtype=torch.float64)  # perception nll, count, reasoning nll, count
+
+    def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+        dataset = self.train_dataset if train_dataset is None else train_dataset
+        if not self.group_by_length or not isinstance(dataset, ExampleDataset):
+            return super()._get_train_sampler(train_dataset)
+        batch = self.args.train_batch_size * self.args.gradient_accumulation_steps
+        return LengthGroupedSampler(dataset.lengths(), batch, self.args.seed)
 
     def compute_loss(
         self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None
@@ -285,7 +325,7 @@ def build_trainer(config: RunConfig, *, callbacks: Sequence[Any] = ()) -> SpanLo
     trainer = SpanLossTrainer(
         model=model, args=to_training_arguments(config), train_dataset=dataset,
         data_collator=SpanCollator(processor, config.max_length), processing_class=processor,
-        callbacks=[*callbacks, *([accuracy] if accuracy else [])],
+        callbacks=[*callbacks, *([accuracy] if accuracy else [])], group_by_length=config.group_by_length,
     )  # fmt: skip
     if accuracy is not None:
         accuracy.trainer = trainer

@@ -11,6 +11,7 @@ torchvision exists.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -18,7 +19,7 @@ from typing import Any, Literal, get_args
 from geotts.backends._common import require
 from geotts.errors import StrategyConfigError
 
-__all__ = ("TINY_KINDS", "TinyKind", "chat_template", "tiny_qwen_vl")
+__all__ = ("QWEN_SPLIT", "TINY_KINDS", "TinyKind", "chat_template", "tiny_qwen_vl", "train_tokenizer")
 
 TinyKind = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "causal_lm"]
 """The families :func:`tiny_qwen_vl` builds."""
@@ -89,23 +90,53 @@ def _check_kind(kind: str) -> None:
         raise StrategyConfigError(f"no tiny model of family {kind!r}; choose one of {list(TINY_KINDS)}")
 
 
-def _tokenizer() -> Any:
+QWEN_SPLIT = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+"""Qwen2's pre-tokenisation pattern (single digits, words with their leading space or punctuation)."""
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int, *, qwen_split: bool = True) -> Any:
+    """Train a byte-level BPE on ``texts`` and wrap it as a Qwen2 tokenizer with the Qwen special tokens.
+
+    Pre-tokenisation is Qwen2's (every digit is its own token, so numbers are spelled digit by digit), so
+    the merges learnt here are the ones the Qwen2 tokenizer applies. Decoding round-trips every text.
+
+    Args:
+        texts: The training texts.
+        vocab_size: Target vocabulary size (byte alphabet and special tokens included).
+        qwen_split: Learn the merges on Qwen2's pre-tokenisation (True), or on GPT-2's byte-level split
+            (False: what the tiny test models use; the Qwen2 tokenizer then never applies multi-digit merges).
+
+    Returns:
+        A ``transformers.Qwen2Tokenizer`` (end of turn ``<|im_end|>``, padding ``<|endoftext|>``).
+
+    Raises:
+        MissingExtraError: when tokenizers or transformers is not installed.
+    """
     require("tokenizers", "transformers")
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
     transformers = require("transformers", "transformers")
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=360, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    split = [pre_tokenizers.Split(Regex(QWEN_SPLIT), behavior="isolated")] if qwen_split else []
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [*split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=not qwen_split)]
     )
-    tok.train_from_iterator(list(_CORPUS) * 20, trainer)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(texts, trainer)
     model = json.loads(tok.to_str())["model"]
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
     return transformers.Qwen2Tokenizer(
         vocab=model["vocab"], merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
         pad_token="<|endoftext|>", extra_special_tokens=list(_SPECIALS),
     )  # fmt: skip
+
+
+def _tokenizer() -> Any:
+    return train_tokenizer(list(_CORPUS) * 20, 360, qwen_split=False)
 
 
 def _save_processor(out: Path, kind: TinyKind, tok: Any) -> None:

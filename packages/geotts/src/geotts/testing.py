@@ -4,7 +4,9 @@
 * :class:`FunctionSampler` wraps a Python function;
 * :func:`tiny_qwen_vl` builds a tiny, randomly initialised Qwen2-VL, Qwen2.5-VL, Qwen3-VL or text-only
   Qwen2 model with its processor or tokenizer offline (needs the ``transformers`` extra) so
-  backends, PRMs and trainers can be tested on CPU; :data:`TINY_KINDS` lists the families.
+  backends, PRMs and trainers can be tested on CPU; :data:`TINY_KINDS` lists the families;
+* :func:`train_tokenizer` trains the byte-level BPE these models use on any texts (geotrain's from-scratch
+  models train theirs on their corpus with it).
 """
 
 from __future__ import annotations
@@ -12,10 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from geotts._models import BeamParams, Completion, GenerationRequest
-from geotts._tiny import TINY_KINDS, TinyKind, chat_template, tiny_qwen_vl
+from geotts._tiny import TINY_KINDS, TinyKind, chat_template, tiny_qwen_vl, train_tokenizer
 from geotts.errors import BackendError
 
-__all__ = ("TINY_KINDS", "FunctionSampler", "ScriptedSampler", "TinyKind", "chat_template", "tiny_qwen_vl")
+__all__ = (
+    "TINY_KINDS",
+    "FunctionSampler",
+    "ScriptedSampler",
+    "TinyKind",
+    "chat_template",
+    "tiny_qwen_vl",
+    "train_tokenizer",
+)
 
 
 def _tokens(text: str) -> int:
