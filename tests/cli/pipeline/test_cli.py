@@ -59,7 +59,7 @@ def test_the_euclid_omni_preset_synthesizes_its_data(cli: typer.Typer) -> None:
         ({"evaluate": {"depth": "3"}}, "evaluate.depth: Input should be a valid integer"),
         ({"data": {"train": {"source": "pgps_file"}}}, "source 'pgps_file' needs path"),
         ({"train": {"settings": {"learning_rat": 0.1}}}, "learning_rat"),
-        ({"evaluate": {"enabled": True}, "data": {"test": None}}, "data.test is unset"),
+        ({"evaluate": {"enabled": True}, "data": {"test": None}}, "neither data.test nor data.splits is set"),
     ],
 )
 def test_bad_configs_fail_naming_the_field(

@@ -70,17 +70,25 @@ def _inputs(config: PipelineConfig, base: Path) -> dict[str, dict[str, str]]:
 
     Each maps the path as the config writes it to the path it resolves to.
     """
-    named: dict[str, list[str]] = {"data": [], "train": []}
-    for spec in (config.data.train, config.data.test):
-        if spec is not None:
-            named["data"] += [p for p in (spec.path, spec.images_dir) if p]
+    from geo_cli.pipeline._stages_prep import resolve_path, splits_of
+    from geo_cli.pipeline.errors import PipelineConfigError
+
+    named: dict[str, list[str]] = {"data": [], "train": [], "evaluate": []}
+    for spec in splits_of(config).values():
+        named["data"] += [p for p in (spec.path, spec.images_dir, *spec.exclude) if p]
     if config.train is not None and config.train.records is not None:
         named["train"].append(config.train.records)
+    model = config.evaluate.model
+    if model is not None and model.startswith("bundled:"):
+        named["evaluate"].append(model)
     missing: dict[str, dict[str, str]] = {}
     for stage, values in named.items():
         for value in dict.fromkeys(values):
-            path = Path(value).expanduser()
-            path = path if path.is_absolute() else base / path
+            try:
+                path = resolve_path(base, value)
+            except PipelineConfigError as exc:
+                missing.setdefault(stage, {})[value] = str(exc)
+                continue
             if not path.exists():
                 missing.setdefault(stage, {})[value] = str(path)
     return missing
@@ -153,8 +161,18 @@ def validate_nested(config: PipelineConfig) -> None:
     if train is None or not train.enabled:
         return
     import geotrain
+    from geo_cli.pipeline._stages_prep import model_family
 
-    family = train.base_model.removeprefix("tiny:") if train.base_model.startswith("tiny:") else None
+    family = model_family(train.base_model, train.settings)
+    if train.base_model.startswith("scratch:"):
+        try:
+            geotrain.ScratchModel.model_validate(
+                {"architecture": train.base_model.removeprefix("scratch:"), **train.scratch}, strict=False
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "architecture"
+            raise PipelineConfigError(f"train.scratch.{where}: {first['msg']}") from None
     values: dict[str, object] = {**train.settings, "model_path": train.base_model, "output_dir": "run",
                                  "data": [{"path": train.records or "mixture.jsonl", "kind": train.records_kind}]}  # fmt: skip
     if family is not None:

@@ -38,6 +38,15 @@ __all__ = (
 
 TINY_PREFIX = "tiny:"
 """A model named ``tiny:<family>`` is a tiny random Qwen-VL built at run time (geotrain.build_tiny_model)."""
+SCRATCH_PREFIX = "scratch:"
+"""A base model named ``scratch:<architecture>`` (``qwen2``, ``qwen3``) is a text-only decoder built at run
+time with a tokenizer trained on the training records (geotrain.build_scratch_model)."""
+BUNDLED_PREFIX = "bundled:"
+"""A path ``bundled:<relative path>`` names a file or folder shipped inside geo_cli (``geo_cli/bundled/``),
+such as the CPU preset's trained checkpoint and its held-out split."""
+
+DiagramSetting = Literal["image", "clauses"]
+"""How the diagram reaches the model (``geosynth.mts.DiagramSetting``): ``image``, or its clauses in the prompt."""
 
 
 class _Model(BaseModel):
@@ -63,8 +72,10 @@ class DatasetSpec(_Model):
     """Where one split's problems come from."""
 
     source: Literal["bundled_sample", "pgps_file", "synthesize"]
-    """``bundled_sample``: geodsl's 120 PGPS9K test records; ``pgps_file``: a PGPS-format file;
-    ``synthesize``: generated problems (needs a geosynth problem factory)."""
+    """``bundled_sample``: one of geodsl's bundled samples (120 test records); ``pgps_file``: a PGPS-format
+    file; ``synthesize``: generated problems (needs a geosynth problem factory)."""
+    sample: Literal["pgps9k_test", "geometry3k_test"] = "pgps9k_test"
+    """Which bundled sample (``bundled_sample`` only): the first 120 PGPS9K or Geometry3K test records."""
     path: str | None = None
     """The PGPS-format file (``pgps_file`` only)."""
     images_dir: str | None = None
@@ -73,10 +84,19 @@ class DatasetSpec(_Model):
     """Records skipped at the start (in file order)."""
     limit: Annotated[int, Field(ge=1)] | None = None
     """Records kept after the offset (None: all)."""
-    synth_kind: Literal["calculation", "aux_construction"] | None = None
-    """What ``synthesize`` generates: calculation problems or auxiliary-construction problems."""
+    synth_kind: Literal["calculation", "pgps", "aux_construction"] | None = None
+    """What ``synthesize`` generates: Euclid-Omni calculation problems with a bridged program, the PGPS-format
+    corpus (``pgps``: the ``pgps`` generator preset, several problems per figure), or auxiliary-construction
+    problems."""
     synth_count: Annotated[int, Field(ge=1)] | None = None
-    """How many problems ``synthesize`` generates."""
+    """How many problems ``synthesize`` generates (``pgps``: how many figures)."""
+    synth_seed: int = 0
+    """Generator seed (``synthesize`` only): splits made with different seeds draw different figures."""
+    pgps_per_figure: Annotated[int, Field(ge=1)] = 4
+    """Problems posed per figure (``synth_kind: pgps`` only)."""
+    exclude: tuple[str, ...] = ()
+    """PGPS-format files (test splits) whose problems a ``pgps`` split must not pose; a synthesized
+    evaluation split also leaves out every problem of the training split."""
     use_ray: bool = False
     """Generate on a Ray cluster (``synthesize`` only)."""
 
@@ -88,6 +108,8 @@ class DatasetSpec(_Model):
             raise ValueError(f"path is only read for source 'pgps_file', not {self.source!r}")
         if self.source == "synthesize" and (self.synth_kind is None or self.synth_count is None):
             raise ValueError("source 'synthesize' needs synth_kind and synth_count")
+        if self.exclude and self.synth_kind != "pgps":
+            raise ValueError("exclude is only read for synth_kind 'pgps'")
         return self
 
 
@@ -97,9 +119,25 @@ class DataSettings(_Model):
     train: DatasetSpec | None = None
     """Problems that MTS turns into training data (None: no training split)."""
     test: DatasetSpec | None = None
-    """Problems the evaluate stage solves (None: no evaluation split)."""
+    """Problems the evaluate stage solves, as the split named ``test`` (None: no such split)."""
+    splits: dict[str, DatasetSpec] = Field(default_factory=dict)
+    """More evaluation splits by name (``heldout``, ``pgps9k_test``...), scored one by one; the first
+    evaluation split (``test`` when set) also gives the report's top-level figures."""
     draw_missing_diagrams: bool = True
     """Draw a schematic diagram from a record's clauses when its image is not available."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        bad = [
+            name for name in self.splits if name in ("train", "test") or not name.replace("_", "").isalnum()
+        ]
+        if bad:
+            raise ValueError(f"split names must be identifiers other than 'train' and 'test': {bad}")
+        return self
+
+    def evaluation_splits(self) -> dict[str, DatasetSpec]:
+        """Every evaluation split by name, the primary one first."""
+        return {**({"test": self.test} if self.test is not None else {}), **self.splits}
 
 
 class MTSSettings(_Model):
@@ -117,6 +155,8 @@ class MTSSettings(_Model):
     """The teacher LLM writing CoT traces (fields of ``geosynth.mts.LLMConfig``); None: program + PAL only."""
     use_ray: bool = False
     """Verify scripts on Ray actors."""
+    setting: DiagramSetting = "image"
+    """How the PA records give the diagram: ``image`` (perceived) or ``clauses`` (stated in the prompt)."""
 
 
 class LauncherSettings(_Model):
@@ -142,7 +182,11 @@ class TrainSettings(_Model):
     enabled: bool = True
     """Run the stage."""
     base_model: str
-    """Base model folder or hub id; ``tiny:<family>`` builds a tiny random model at run time."""
+    """Base model folder or hub id; ``tiny:<family>`` builds a tiny random model at run time;
+    ``scratch:qwen2`` / ``scratch:qwen3`` a from-scratch decoder shaped by ``scratch``."""
+    scratch: dict[str, Any] = Field(default_factory=dict)
+    """Fields of ``geotrain.ScratchModel`` (``hidden_size``, ``num_layers``, ``vocab_size``...) for a
+    ``scratch:`` base model."""
     geotrain_preset: str | None = None
     """A geotrain preset the settings start from (``pa_sft_8b``, ``gm_prm``...)."""
     mixture: str = "mts_all"
@@ -177,7 +221,14 @@ class EvaluateSettings(_Model):
     enabled: bool = True
     """Run the stage."""
     model: str | None = None
-    """The policy model; None: this pipeline's trained model; ``tiny:<family>``: a tiny random one."""
+    """The policy model; None: this pipeline's trained model; ``tiny:<family>``: a tiny random one;
+    ``bundled:<name>``: a checkpoint shipped with geo_cli."""
+    setting: DiagramSetting = "image"
+    """How the diagram reaches the model: the image (``image``) or its clauses stated in the prompt
+    (``clauses``, the ground-truth-diagram setting of text-only models); must match the training records."""
+    batch_size: Annotated[int, Field(ge=1)] = 1
+    """Requests with equal settings decoded together (transformers backend): problems are generated this
+    many at a time. 1 decodes each request alone (seeded samples then do not depend on the batch)."""
     backend: Literal["transformers", "vllm", "openai"] = "transformers"
     """Generation backend."""
     base_url: str | None = None
@@ -261,11 +312,16 @@ class PipelineConfig(_Model):
             raise ValueError(
                 "evaluate.model is unset (use the trained model) but there is no enabled train stage"
             )
-        if self.evaluate.enabled and self.data.test is None:
-            raise ValueError("evaluate is enabled but data.test is unset")
+        if self.evaluate.enabled and not self.data.evaluation_splits():
+            raise ValueError("evaluate is enabled but neither data.test nor data.splits is set")
         uses_mts = self.train is not None and self.train.enabled and self.train.records is None
         if uses_mts and (not self.mts.enabled or self.data.train is None):
             raise ValueError("train reads the MTS mixture, so mts must be enabled and data.train set")
+        if uses_mts and self.evaluate.enabled and needs_trained and self.evaluate.setting != self.mts.setting:
+            raise ValueError(
+                f"evaluate.setting {self.evaluate.setting!r} differs from mts.setting {self.mts.setting!r}: "
+                "the trained model must be prompted as it was trained"
+            )
         return self
 
 

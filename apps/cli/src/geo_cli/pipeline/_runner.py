@@ -348,11 +348,18 @@ def run_pipeline(
 def _stage_table() -> tuple[StageSpec, ...]:
     from geo_cli.pipeline._report import run_report
     from geo_cli.pipeline._stage_evaluate import run_evaluate
-    from geo_cli.pipeline._stages_prep import SYNTHESIS_MISSING, data_inputs, run_data, run_mts, run_train
+    from geo_cli.pipeline._stages_prep import (
+        SYNTHESIS_MISSING,
+        data_inputs,
+        run_data,
+        run_mts,
+        run_train,
+        splits_of,
+    )
 
     def synth_blocker(c: PipelineConfig) -> str | None:
-        specs = (c.data.train, c.data.test)
-        aux = any(s is not None and s.source == "synthesize" and s.synth_kind != "calculation" for s in specs)
+        specs = splits_of(c).values()
+        aux = any(s.source == "synthesize" and s.synth_kind == "aux_construction" for s in specs)
         return SYNTHESIS_MISSING if aux else None
 
     def train_ups(c: PipelineConfig) -> tuple[str, ...]:
@@ -391,8 +398,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
         return ("geosynth.mts", *(("ray",) if c.mts.use_ray else ()), *((llm,) if llm else ()))
 
     def data_modules(c: PipelineConfig) -> tuple[str, ...]:
-        ray = any(s is not None and s.use_ray for s in (c.data.train, c.data.test))
-        synth = any(s is not None and s.source == "synthesize" for s in (c.data.train, c.data.test))
+        ray = any(s.use_ray for s in splits_of(c).values())
+        synth = any(s.source == "synthesize" for s in splits_of(c).values())
         return ("geodsl", "matplotlib", *(("geosynth.synth",) if synth else ()), *(("ray",) if ray else ()))
 
     return (

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from geo_cli.pipeline._config import TINY_PREFIX, DatasetSpec, PipelineConfig, TrainSettings
+from geo_cli.pipeline._config import (
+    BUNDLED_PREFIX,
+    SCRATCH_PREFIX,
+    TINY_PREFIX,
+    DatasetSpec,
+    PipelineConfig,
+    TrainSettings,
+)
 from geo_cli.pipeline._context import StageContext, captured_output
 from geo_cli.pipeline._diagram import draw_schematic
 from geo_cli.pipeline._state import atomic_write_text, file_digest
@@ -19,7 +26,17 @@ from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
 if TYPE_CHECKING:
     from geodsl.data import PGPSRecord
 
-__all__ = ("data_inputs", "run_data", "run_mts", "run_train", "train_model_dir")
+__all__ = (
+    "bundled_path",
+    "data_inputs",
+    "model_family",
+    "resolve_path",
+    "run_data",
+    "run_mts",
+    "run_train",
+    "splits_of",
+    "train_model_dir",
+)
 
 SYNTHESIS_MISSING = (
     "geosynth mines auxiliary-construction examples (geo synth aux-data), but they are (formal problem, "
@@ -30,28 +47,109 @@ SYNTH_CONFIG = "euclid-omni"
 """The geosynth.synth configuration of a ``synthesize`` calculation split (cross-checked, bridged to PGPS)."""
 
 
-def _resolve(base: Path, value: str) -> Path:
+def bundled_path(value: str) -> Path:
+    """The file or folder a ``bundled:<relative path>`` names inside geo_cli's package data.
+
+    Raises:
+        PipelineConfigError: nothing is shipped under that name.
+    """
+    from importlib.resources import files
+
+    rel = value.removeprefix(BUNDLED_PREFIX)
+    path = Path(str(files("geo_cli") / "bundled" / rel))
+    if not path.exists():
+        raise PipelineConfigError(f"{value}: geo_cli ships no {rel!r} (looked in {path.parent})")
+    return path
+
+
+def resolve_path(base: Path, value: str) -> Path:
+    """A path of the config: ``bundled:`` names geo_cli's package data, relative paths start at ``base``."""
+    if value.startswith(BUNDLED_PREFIX):
+        return bundled_path(value)
     path = Path(value).expanduser()
     return path if path.is_absolute() else base / path
+
+
+def splits_of(config: PipelineConfig) -> dict[str, DatasetSpec]:
+    """Every split the data stage writes: ``train`` (when set), then the evaluation splits."""
+    train = {} if config.data.train is None else {"train": config.data.train}
+    return {**train, **config.data.evaluation_splits()}
+
+
+def _digest(base: Path, value: str) -> str:
+    try:
+        path = resolve_path(base, value)
+    except PipelineConfigError as exc:
+        return f"missing: {exc}"
+    return file_digest(path) if path.is_file() else f"missing: {path}"
 
 
 def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
     """What the data stage's key is hashed from: the split specs and the input files' digests."""
     out: dict[str, Any] = {"draw": config.data.draw_missing_diagrams}
-    for split, spec in (("train", config.data.train), ("test", config.data.test)):
-        if spec is None:
-            continue
+    for split, spec in splits_of(config).items():
         entry: dict[str, Any] = spec.model_dump(mode="json")
         if spec.path is not None:
-            path = _resolve(base, spec.path)
-            entry["sha256"] = file_digest(path) if path.is_file() else f"missing: {path}"
+            entry["sha256"] = _digest(base, spec.path)
+        if spec.exclude:
+            entry["exclude_sha256"] = [_digest(base, x) for x in spec.exclude]
         if spec.images_dir is not None:
-            entry["images_dir"] = str(_resolve(base, spec.images_dir))
+            entry["images_dir"] = str(resolve_path(base, spec.images_dir))
         out[split] = entry
     return out
 
 
-def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list[PGPSRecord], Path]:
+def _excluded(spec: DatasetSpec, ctx: StageContext, split: str) -> list[PGPSRecord]:
+    """The problems a ``pgps`` split must not pose.
+
+    Those are its ``exclude`` files and, for an evaluation split, the training split (written before it).
+    """
+    from geodsl.data import load_pgps
+
+    out: list[PGPSRecord] = []
+    for value in spec.exclude:
+        path = resolve_path(ctx.base, value)
+        if not path.is_file():
+            raise PipelineConfigError(f"data.{split}.exclude: PGPS file {path} does not exist")
+        out.extend(load_pgps(path))
+    train = ctx.folder / "train.json"
+    if split != "train" and train.is_file():
+        out.extend(load_pgps(train))
+    return out
+
+
+def _synthesized_pgps(
+    spec: DatasetSpec, ctx: StageContext, split: str
+) -> tuple[list[PGPSRecord], Path | None]:
+    """The PGPS-format corpus of the ``pgps`` generator preset: ``synth_count`` figures, several problems each.
+
+    Every problem was posed on a figure the engine realised, its program executed to its answer, and
+    duplicates and every problem of the excluded splits are left out (``geosynth.synth`` PGPS output).
+    """
+    from geodsl.data import load_pgps
+    from geosynth.synth import load_config, write_dataset
+
+    if spec.synth_count is None:
+        raise StageFailedError(f"data.{split}: synth_kind 'pgps' needs synth_count")
+    out = ctx.folder / "synth" / split
+    render = ctx.config.data.draw_missing_diagrams
+    write_dataset(
+        load_config("pgps"), spec.synth_count, spec.synth_seed, out, task="calculation", shard_size=50,
+        jobs=ctx.config.mts.jobs, use_ray=spec.use_ray, render=render, pgps=spec.pgps_per_figure,
+        pgps_exclude=_excluded(spec, ctx, split),
+        progress=lambda done, total: ctx.events.progress("data", done, total, f"{split} synthesis (figures)"),
+    )  # fmt: skip
+    records = load_pgps(out / "pgps" / "pgps.json")
+    if spec.limit is not None:
+        records = records[spec.offset : spec.offset + spec.limit]
+    if not records:
+        raise StageFailedError(
+            f"data.{split}: the {spec.synth_count} synthesized figures gave no PGPS problem"
+        )
+    return records, (out / "pgps" / "Diagram") if render else None
+
+
+def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list[PGPSRecord], Path | None]:
     """Generate calculation problems (geosynth.synth) and keep those bridged to a verified PGPS program.
 
     The generator resumes its own shards under ``synth/<split>``; every kept problem was re-solved by the
@@ -62,6 +160,8 @@ def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list
     from geodsl.data import load_pgps
     from geosynth.synth import load_config, read_records, write_dataset
 
+    if spec.synth_kind == "pgps":
+        return _synthesized_pgps(spec, ctx, split)
     if spec.synth_kind != "calculation" or spec.synth_count is None:
         raise StageFailedError(SYNTHESIS_MISSING)
     out = ctx.folder / "synth" / split
@@ -119,11 +219,11 @@ def _records(spec: DatasetSpec, base: Path) -> list[PGPSRecord]:
     from geodsl.data import load_pgps, load_sample
 
     if spec.source == "bundled_sample":
-        records = load_sample()
+        records = load_sample(spec.sample)
     else:
         if spec.path is None:
             raise PipelineConfigError("data: source 'pgps_file' needs path")
-        path = _resolve(base, spec.path)
+        path = resolve_path(base, spec.path)
         if not path.is_file():
             raise PipelineConfigError(f"data: PGPS file {path} does not exist")
         records = load_pgps(path)
@@ -163,18 +263,16 @@ def _image(record: PGPSRecord, diagram: str, images_dir: Path | None, out: Path,
 
 
 def run_data(ctx: StageContext) -> dict[str, Any]:
-    """Write ``train.json`` / ``test.json`` (PGPS format) and every diagram into ``images/``."""
+    """Write ``<split>.json`` (PGPS format) for ``train`` and every evaluation split, and the diagrams into ``images/``."""
     images = ctx.folder / "images"
     images.mkdir(exist_ok=True)
     summary: dict[str, Any] = {}
-    for split, spec in (("train", ctx.config.data.train), ("test", ctx.config.data.test)):
-        if spec is None:
-            continue
+    for split, spec in splits_of(ctx.config).items():
         if spec.source == "synthesize":
             records, source = _synthesized(spec, ctx, split)
         else:
             records = _records(spec, ctx.base)
-            source = None if spec.images_dir is None else _resolve(ctx.base, spec.images_dir)
+            source = None if spec.images_dir is None else resolve_path(ctx.base, spec.images_dir)
         counts: dict[str, int] = {}
         for i, rec in enumerate(records, start=1):
             if rec.diagram is not None:
@@ -196,7 +294,7 @@ def run_mts(ctx: StageContext) -> dict[str, Any]:
     llm = None if settings.llm is None else LLMConfig.model_validate(settings.llm, strict=False)
     config = MTSConfig(
         jobs=settings.jobs, shard_size=settings.shard_size, script_timeout=settings.script_timeout, llm=llm,
-        images_dir=ctx.upstream["data"] / "images", use_ray=settings.use_ray,
+        images_dir=ctx.upstream["data"] / "images", use_ray=settings.use_ray, setting=settings.setting,
     )  # fmt: skip
     run = mts(
         ctx.upstream["data"] / "train.json", ctx.folder, config,
@@ -210,9 +308,12 @@ def run_mts(ctx: StageContext) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _family(base_model: str, settings: dict[str, Any]) -> str | None:
+def model_family(base_model: str, settings: dict[str, Any]) -> str | None:
+    """The geotrain family of a base model name: built-in (``tiny:``, ``scratch:``) or from the settings."""
     if base_model.startswith(TINY_PREFIX):
         return base_model.removeprefix(TINY_PREFIX)
+    if base_model.startswith(SCRATCH_PREFIX):
+        return "causal_lm"
     family = settings.get("family")
     return family if isinstance(family, str) else None
 
@@ -231,7 +332,7 @@ def _train(ctx: StageContext) -> TrainSettings:
 def _records_file(ctx: StageContext) -> tuple[Path, str]:
     train = _train(ctx)
     if train.records is not None:
-        return _resolve(ctx.base, train.records), train.records_kind
+        return resolve_path(ctx.base, train.records), train.records_kind
     source = ctx.upstream["mts"] / "mixtures" / f"{train.mixture}.jsonl"
     if not source.is_file():
         found = sorted(p.stem for p in (ctx.upstream["mts"] / "mixtures").glob("*.jsonl"))
@@ -255,12 +356,36 @@ def _records_file(ctx: StageContext) -> tuple[Path, str]:
     return local, "pa"
 
 
+def _scratch_model(ctx: StageContext, records: Path, kind: str) -> str:
+    """Build the ``scratch:`` base model once: a tokenizer trained on the training records, random weights."""
+    import geotrain
+
+    train = _train(ctx)
+    base = ctx.folder / "base_model"
+    if not (base / "config.json").is_file():
+        architecture = train.base_model.removeprefix(SCRATCH_PREFIX)
+        try:
+            spec = geotrain.ScratchModel.model_validate(
+                {"architecture": architecture, **train.scratch}, strict=False
+            )
+        except ValueError as exc:
+            raise PipelineConfigError(f"train.scratch: {' '.join(str(exc).split())}") from None
+        source = geotrain.DataSource.model_validate({"path": str(records), "kind": kind})
+        partial = base.with_name(".base_model.tmp")
+        shutil.rmtree(partial, ignore_errors=True)
+        with captured_output(ctx.folder / "train.log"):
+            geotrain.build_scratch_model(spec, geotrain.corpus_texts([source]), partial, seed=0)
+        os.replace(partial, base)
+    return str(base)
+
+
 def _run_config(ctx: StageContext) -> Any:
     import geotrain
 
     train = _train(ctx)
-    family = _family(train.base_model, train.settings)
+    family = model_family(train.base_model, train.settings)
     model_path = train.base_model
+    records, kind = _records_file(ctx)
     if train.base_model.startswith(TINY_PREFIX):
         if family not in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
             raise PipelineConfigError(f"train.base_model {train.base_model!r}: unknown tiny family")
@@ -269,7 +394,8 @@ def _run_config(ctx: StageContext) -> Any:
             with captured_output(ctx.folder / "train.log"):
                 geotrain.build_tiny_model(family, base, seed=0)
         model_path = str(base)
-    records, kind = _records_file(ctx)
+    elif train.base_model.startswith(SCRATCH_PREFIX):
+        model_path = _scratch_model(ctx, records, kind)
     values: dict[str, Any] = {
         **train.settings, "model_path": model_path, "output_dir": str(ctx.folder / "run"),
         "data": [{"path": str(records), "kind": kind}],
