@@ -226,6 +226,9 @@ class EvaluateSettings(_Model):
     setting: DiagramSetting = "image"
     """How the diagram reaches the model: the image (``image``) or its clauses stated in the prompt
     (``clauses``, the ground-truth-diagram setting of text-only models); must match the training records."""
+    program_grammar: bool = False
+    """Constrain the program trace's decoding to the PGPS program grammar (transformers backend): valid
+    operators and operand counts, only the problem's N indices, ``Get`` last."""
     batch_size: Annotated[int, Field(ge=1)] = 1
     """Requests with equal settings decoded together (transformers backend): problems are generated this
     many at a time. 1 decodes each request alone (seeded samples then do not depend on the batch)."""
@@ -271,6 +274,8 @@ class EvaluateSettings(_Model):
             raise ValueError("backend 'openai' needs base_url")
         if self.vllm is not None and self.backend != "vllm":
             raise ValueError(f"vllm engine settings apply to backend 'vllm' only, not {self.backend!r}")
+        if self.program_grammar and self.backend != "transformers":
+            raise ValueError(f"program_grammar needs backend 'transformers', not {self.backend!r}")
         return self
 
 

@@ -128,11 +128,16 @@ def _load_errors() -> tuple[type[Exception], ...]:
 
 def _load_transformers(path: str, settings: EvaluateSettings) -> Any:
     """The transformers sampler of ``path``; a folder that does not load is one error naming it."""
-    from geotts.backends.transformers import TransformersSampler
+    from geotts.backends.transformers import ProgramGrammar, TransformersSampler
 
+    grammar = None
+    if settings.program_grammar:
+        from geodsl.ops import program_grammar
+
+        grammar = ProgramGrammar.from_data(program_grammar())
     try:
         return TransformersSampler.from_pretrained(
-            path, device=settings.device, batch_size=settings.batch_size
+            path, device=settings.device, batch_size=settings.batch_size, program_grammar=grammar
         )
     except _load_errors() as exc:
         raise StageFailedError(
@@ -252,7 +257,7 @@ def _requests(rec: PGPSRecord, image: Path | None, s: EvaluateSettings) -> list[
 
     def req(text: str, trace: str | None, n: int, params: Any) -> GenerationRequest:
         return GenerationRequest(messages=(ChatMessage(role="user", content=text),), images=images,
-                                 trace_type=trace, n=n, params=params)  # fmt: skip
+                                 trace_type=trace, n=n, params=params, numbers=tuple(rec.numbers))  # fmt: skip
 
     width = len(s.order) * s.depth
     greedy = SamplingParams(temperature=0.0, max_tokens=s.max_tokens)
