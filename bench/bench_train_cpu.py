@@ -72,7 +72,9 @@ def _measure(records: Path, steps: int, batch: int, hidden: int, layers: int) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("records", type=Path)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch", type=int, default=16)
@@ -96,7 +98,9 @@ def main() -> None:
             sys.exit(f"error: the {threads}-thread run failed: {done.stderr.strip().splitlines()[-1:]}")
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     base = rows[0]["tokens_per_s"]
-    print(f"{'threads':>7} {'steps':>5} {'seconds':>8} {'tokens':>8} {'tokens/s':>9} {'ratio':>6}  parameters")
+    print(
+        f"{'threads':>7} {'steps':>5} {'seconds':>8} {'tokens':>8} {'tokens/s':>9} {'ratio':>6}  parameters"
+    )
     for r in rows:
         print(f"{r['threads']:>7} {r['steps']:>5} {r['seconds']:>8} {r['tokens']:>8} {r['tokens_per_s']:>9} "
               f"{r['tokens_per_s'] / base:>6.2f}  {r['parameters']:,}")  # fmt: skip
