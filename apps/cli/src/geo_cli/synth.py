@@ -3,7 +3,8 @@
 ``geo synth mts DATASET --out DIR`` runs the multi-trace synthesis pipeline (geosynth.mts);
 ``geo synth mts-stats DIR...`` prints the Table-6 statistics of finished output folders.
 ``geo synth generate --config CONFIG --n N --out DIR`` synthesizes problems from scratch (geosynth.synth),
-``geo synth render RECORDS --out DIR`` draws their diagrams and ``geo synth stats DIR`` summarises a dataset.
+``geo synth render RECORDS --out DIR`` draws their diagrams and ``geo synth stats DIR`` summarises a dataset;
+``geo synth leaks CORPUS --test SPLIT`` checks that a PGPS-format corpus poses no test problem.
 """
 
 from __future__ import annotations
@@ -250,6 +251,35 @@ def generate(
             f"{corpus['problems']} PGPS problems in {out / 'pgps' / 'pgps.json'} "
             f"({corpus['duplicates']} duplicates and {corpus['test_matches']} test problems dropped)"
         )
+
+
+@app.command("leaks")
+@guarded
+def leaks(
+    corpus: Annotated[
+        Path, typer.Argument(help="PGPS-format file of training problems (e.g. a pipeline's train.json).")
+    ],
+    test: Annotated[
+        list[Path],
+        typer.Option("--test", "-t", help="PGPS-format test split the corpus must not pose; repeatable."),
+    ],
+) -> None:
+    """Check that a corpus poses none of the test problems: same statement, or same question relabelled.
+
+    Prints one JSON line per match (corpus id, test id, test file) and a summary; exits 1 when any is found.
+    """
+    from geosynth.synth import find_leaks
+
+    problems = _pgps_files([corpus])
+    found = 0
+    for path in test:
+        for mine, theirs in find_leaks(problems, _pgps_files([path])):
+            typer.echo(json.dumps({"corpus_id": mine, "test_id": theirs, "test_file": str(path)}))
+            found += 1
+    sizes = f"{len(problems)} corpus problems against {len(test)} test file(s)"
+    if found:
+        fail(f"{found} corpus problems pose a test problem ({sizes})", EXIT_USER)
+    typer.echo(f"no leaks: {sizes}", err=True)
 
 
 def _pgps_files(paths: list[Path]) -> list[PGPSRecord]:

@@ -22,6 +22,7 @@ from geosynth.synth._config import (
 )
 from geosynth.synth._dataset import Manifest, read_records, record_line, write_dataset
 from geosynth.synth._generate import check_record, generate, generate_one, record_seed
+from geosynth.synth._pgps_out import find_leaks
 from geosynth.synth._records import PointRecord, SynthRecord
 from geosynth.synth._stats import SynthStats, dataset_stats, records_stats
 from geosynth.synth._to_calc import calc_crosscheck, to_calc_problem
@@ -52,6 +53,7 @@ __all__ = (
     "check_record",
     "config_from_mapping",
     "dataset_stats",
+    "find_leaks",
     "generate",
     "generate_one",
     "load_config",
