@@ -172,12 +172,17 @@ class TransformersSampler:
         )
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
-        """Generate ``request.n`` ranked candidates for every request (grouped into batches of equal settings)."""
+        """Generate ``request.n`` ranked candidates for every request (grouped into batches of equal settings).
+
+        Within a group, requests of the same trace type are batched together (a batch runs as long as its
+        longest candidate, and short program traces would wait for long CoT ones).
+        """
         out: list[list[Completion]] = [[] for _ in requests]
         groups: dict[tuple[int, str, bool], list[int]] = {}
         for i, r in enumerate(requests):
             groups.setdefault((r.n, r.params.model_dump_json(), bool(r.images)), []).append(i)
-        for idx in groups.values():
+        for group in groups.values():
+            idx = sorted(group, key=lambda i: requests[i].trace_type or "")
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
                 for i, comps in zip(chunk, self._batch([requests[i] for i in chunk]), strict=True):
