@@ -171,8 +171,8 @@ def validate_nested(config: PipelineConfig) -> None:
             )
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(map(str, first["loc"])) or "architecture"
-            raise PipelineConfigError(f"train.scratch.{where}: {first['msg']}") from None
+            where = "".join(f".{part}" for part in first["loc"])  # empty: a check across fields
+            raise PipelineConfigError(f"train.scratch{where}: {first['msg']}") from None
     values: dict[str, object] = {**train.settings, "model_path": train.base_model, "output_dir": "run",
                                  "data": [{"path": train.records or "mixture.jsonl", "kind": train.records_kind}]}  # fmt: skip
     if family is not None:
