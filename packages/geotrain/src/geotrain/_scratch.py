@@ -40,7 +40,9 @@ class ScratchModel(BaseModel):
     intermediate_size: Annotated[int, Field(ge=8)] = 576
     """Width of the SwiGLU feed-forward layer."""
     vocab_size: Annotated[int, Field(ge=300)] = 1024
-    """Target vocabulary of the tokenizer (the 256 bytes and the special tokens included)."""
+    """Target size of the learnt BPE vocabulary (the 256 bytes and ``<|endoftext|>`` included); Qwen's 13
+    chat and vision special tokens come on top, and the embedding has that total rounded up to 64 rows
+    (1,024 gives 1,037 tokens and 1,088 rows on a corpus large enough to learn every merge)."""
     max_position_embeddings: Annotated[int, Field(ge=64)] = 1024
     """Longest sequence the rotary embedding is set up for."""
     tie_word_embeddings: bool = True
