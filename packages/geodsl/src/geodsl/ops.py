@@ -633,19 +633,31 @@ if len(OPERATORS) != len(_OPS):  # pragma: no cover - guards the table itself
     raise RuntimeError("duplicate operator name in the geodsl registry")
 
 
-def program_grammar() -> dict[str, Any]:
+def program_grammar(operands: Literal["indexed", "values"] = "indexed") -> dict[str, Any]:
     """The shape of a program as plain data, for decoders that keep generation grammatical.
 
     Packages that must not import geodsl (geotts's constrained decoding) take this instead of the
     registry: ``geotts.backends.transformers.ProgramGrammar.from_data(program_grammar())``.
 
+    Args:
+        operands: ``indexed`` for programs that name numbers as ``N<i>`` and constants as ``C<number>``
+            (``Sum N0 N1 C180 Get N1``); ``values`` for instantiated programs (:func:`geodsl.instantiate`),
+            which write both as their values (``Sum 105 y 180 Get y``).
+
     Returns:
-        ``{"operators": {name: [min_arity, max_arity]}, "terminator": "Get", "constants": [...]}``;
-        ``max_arity`` is ``None`` for variadic operators, ``constants`` are
-        :data:`VOCABULARY_CONSTANTS`. JSON-ready (lists and dicts only).
+        ``{"operators": {name: [min_arity, max_arity]}, "terminator": "Get", "operands": operands,
+        "constants": [...]}``; ``max_arity`` is ``None`` for variadic operators, ``constants`` are
+        :data:`VOCABULARY_CONSTANTS`, spelled as instantiation writes them when ``operands`` is
+        ``values`` (``"2"``, ``"0.5"``, ...). JSON-ready (lists and dicts only).
     """
+    from geodsl.ast import Operand  # geodsl.ast imports this module
+
+    constants = list(VOCABULARY_CONSTANTS)
+    if operands == "values":
+        constants = [Operand.of(c).constant_text for c in constants]
     return {
         "operators": {name: [spec.min_arity, spec.max_arity] for name, spec in sorted(OPERATORS.items())},
         "terminator": "Get",
-        "constants": list(VOCABULARY_CONSTANTS),
+        "operands": operands,
+        "constants": constants,
     }

@@ -1,13 +1,19 @@
 """Decoding constrained to a solution-program grammar (PGPS-style programs such as ``Gougu N0 N1 V0 Get V0``).
 
 The grammar comes in as data (:class:`ProgramGrammar`; geodsl's ``geodsl.ops.program_grammar()``
-provides it for the PGPS language), so geotts knows no operator itself. A request's own part, how
-many ``N`` operands its problem has and which argument letters it names, comes from
+provides it for the PGPS language), so geotts knows no operator itself. A request's own part, the
+problem's numbers and the argument letters they name, comes from
 :attr:`geotts.GenerationRequest.numbers`.
+
+Programs name the problem's numbers in one of two ways (:attr:`ProgramGrammar.operands`):
+``indexed`` by position, ``N0 .. N{k-1}`` (the PGPS expressions), or ``values`` by their spelling,
+``Sum 105 y 180 Get y`` for the numbers ``["105", "y"]`` (the instantiated form, which multi-trace
+synthesis writes as the program trace and the models trained on it emit; constants are spelled as
+their values there too).
 
 Text before the header line (``Solution:`` at the start of a line) is free; after it the text must
 stay a prefix of a grammatical program: operators the grammar names, each with an operand count it
-accepts, ``N0 .. N{k-1}`` for the problem's k numbers only, ``V`` unknowns introduced in order
+accepts, operands that name the problem's numbers only, ``V`` unknowns introduced in order
 (``V0`` first, a new one numbered one past the last), constants of the grammar, argument letters that
 occur in the problem's numbers, one space between tokens, and the terminator step (``Get x``) last,
 after which only the end-of-sequence token may follow. :class:`ProgramLogitsProcessor` enforces
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -33,6 +39,7 @@ _WHITESPACE = " \t\r\n"
 _LEAD = 2
 """Most spaces or newlines allowed between the header and the first operator (``Solution:\\n`` has one)."""
 _OPERAND = re.compile(r"[NV](0|[1-9][0-9]*)|[a-z]")
+_UNKNOWN_LIKE = re.compile(r"[NV][0-9]+")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 
 
@@ -43,8 +50,13 @@ class ProgramGrammar(GeoTTSModel):
     """Operator name -> (fewest, most operands); most is None for variadic operators (capped by ``max_operands``)."""
     terminator: str = "Get"
     """The operator of the last step; the program ends when its operands are complete."""
+    operands: Literal["indexed", "values"] = "indexed"
+    """How a program names the problem's numbers: ``indexed``, ``N<i>`` for the i-th number (``Gougu N0 N1
+    V0 Get V0``); ``values``, the number as the problem writes it (``Gougu 3 4 V0 Get V0``; ``3x+5``,
+    ``4\\sqrt{3}`` and ``y`` are one operand each), the instantiated form of program traces."""
     constants: tuple[str, ...] = ()
-    """Constant operand tokens (``C2``, ``C0.5``, ...); not allowed as the terminator's operand."""
+    """Constant operand tokens, as the programs spell them (``C2``, ``C0.5``, ... when ``indexed``; ``2``,
+    ``0.5``, ... when ``values``); not allowed as the terminator's operand."""
     variables: Annotated[int, Field(ge=0)] = 7
     """How many intermediate unknowns ``V0 .. V{variables-1}`` a program may introduce (PGPS vocabulary: 7)."""
     letters: bool = True
@@ -81,14 +93,37 @@ class ProgramGrammar(GeoTTSModel):
             raise StrategyConfigError("ProgramGrammar.header must be None or non-blank text")
         return self
 
+    def number_operands(self, numbers: Sequence[str]) -> tuple[str, ...]:
+        """The operand tokens that name the problem's numbers, in order, each once.
+
+        ``indexed``: ``N0 .. N{k-1}``. ``values``: the spellings themselves, except those no program
+        text can hold as one operand (empty, with whitespace, an operator name, or spelled like an
+        ``N``/``V`` token, which a reader takes for an index or an unknown).
+
+        Args:
+            numbers: The problem's N list.
+        """
+        if self.operands == "indexed":
+            return tuple(f"N{i}" for i in range(len(numbers)))
+        kept = (
+            v
+            for v in numbers
+            if v
+            and not any(c in _WHITESPACE for c in v)
+            and v not in self.operators
+            and not _UNKNOWN_LIKE.fullmatch(v)
+        )
+        return tuple(dict.fromkeys(kept))
+
     def accepts(self, program: str, numbers: Sequence[str]) -> bool:
         """Whether ``program`` (the text after the header, if any) is a complete program of this grammar.
 
         Args:
-            program: The program text, e.g. ``"Gougu N0 N1 V0 Get V0"`` (tokens one space apart).
-            numbers: The problem's N list (its length bounds ``N<i>``; its values give the letters).
+            program: The program text, e.g. ``"Gougu N0 N1 V0 Get V0"`` or, with ``operands="values"``,
+                ``"Gougu 3 4 V0 Get V0"`` (tokens one space apart).
+            numbers: The problem's N list (what the number operands may be; its values give the letters).
         """
-        auto = _Automaton(self, len(numbers), problem_letters(numbers))
+        auto = _Automaton(self, self.number_operands(numbers), problem_letters(numbers))
         state = auto.advance(("lead", 0), program)
         return state is not None and auto.accepting(state)
 
@@ -133,17 +168,18 @@ _DONE: _State = ("done",)
 
 
 class _Automaton:
-    """The character automaton of one (grammar, number count, letters) combination, with its caches."""
+    """The character automaton of one (grammar, number operands, letters) combination, with its caches."""
 
-    def __init__(self, grammar: ProgramGrammar, numbers: int, letters: tuple[str, ...]) -> None:
+    def __init__(self, grammar: ProgramGrammar, numbers: tuple[str, ...], letters: tuple[str, ...]) -> None:
         self.g = grammar
-        self.numbers = [f"N{i}" for i in range(numbers)]
+        self.numbers = list(numbers)
         self.letters = list(letters) if grammar.letters else []
         self.start: _Word = (None, 0, 0, 0)
         self._words: dict[_Word, dict[str, _Word]] = {}
         self._prefixes: dict[_Word, frozenset[str]] = {}
         self._live: dict[_Word, bool] = {}
         self._step: dict[tuple[_State, str], _State | None] = {}
+        self._next_chars: dict[_State, frozenset[str]] = {}
         self.allowed: dict[_State, Any] = {}
         """Cache for :class:`TokenGrammar`: char state -> allowed token ids."""
 
@@ -229,6 +265,24 @@ class _Automaton:
         grown = partial + c
         return ("prog", w, grown) if grown in self._prefixes[w] else None
 
+    def next_chars(self, s: _State) -> frozenset[str]:
+        """The characters that may follow in program state ``s`` (a superset of those :meth:`step` takes)."""
+        if s not in self._next_chars:
+            if s[0] == "lead":
+                out = self.next_chars(("prog", self.start, "")) | (
+                    frozenset(" \n") if s[1] < _LEAD else frozenset()
+                )
+            elif s[0] == "prog":
+                w, partial = s[1], s[2]
+                words = self.words(w)
+                cut = len(partial)
+                found = {tok[cut] for tok in words if len(tok) > cut and tok.startswith(partial)}
+                out = frozenset(found | ({" "} if partial in words else set()))
+            else:
+                out = frozenset()
+            self._next_chars[s] = out
+        return self._next_chars[s]
+
     def advance(self, s: _State | None, text: str) -> _State | None:
         """The state after ``text``."""
         for c in text:
@@ -290,8 +344,12 @@ class TokenGrammar:
             [[i] for i in range(size)], skip_special_tokens=False, clean_up_tokenization_spaces=False
         )
         self.pieces: list[str | None] = [None if i in special else t for i, t in enumerate(texts)]
-        chars = set("".join(grammar.operators) + "".join(grammar.constants) + "NV0123456789" + _WHITESPACE)
-        chars |= set("abcdefghijklmnopqrstuvwxyz")
+        chars: set[str] | None = None  # number values may hold any character (3\sqrt{3}, 3x+5)
+        if grammar.operands == "indexed":
+            chars = set(
+                "".join(grammar.operators) + "".join(grammar.constants) + "NV0123456789" + _WHITESPACE
+            )
+            chars |= set("abcdefghijklmnopqrstuvwxyz")
         last = (grammar.header or " ")[-1]
         self.root = _Trie()
         self.header_ids: list[int] = []
@@ -301,13 +359,13 @@ class TokenGrammar:
                 continue
             if grammar.header is not None and last in piece:
                 self.header_ids.append(i)
-            if not set(piece) <= chars:
+            if chars is not None and not set(piece) <= chars:
                 continue
             node = self.root
             for c in piece:
                 node = node.kids.setdefault(c, _Trie())
             node.ids.append(i)
-        self._automata: dict[tuple[int, tuple[str, ...]], _Automaton] = {}
+        self._automata: dict[tuple[tuple[str, ...], tuple[str, ...]], _Automaton] = {}
 
     def applies(self, request: GenerationRequest) -> bool:
         """Whether ``request`` is constrained (its trace type is one of the grammar's)."""
@@ -324,7 +382,7 @@ class TokenGrammar:
                 f"request {index} (trace {request.trace_type!r}) has no numbers: the program grammar needs the "
                 "problem's N list (GenerationRequest.numbers, filled from Problem.metadata['numbers'])"
             )
-        key = (len(request.numbers), problem_letters(request.numbers))
+        key = (self.grammar.number_operands(request.numbers), problem_letters(request.numbers))
         if key not in self._automata:
             self._automata[key] = _Automaton(self.grammar, *key)
         auto = self._automata[key]
@@ -365,7 +423,11 @@ class TokenGrammar:
         return auto.allowed[s]
 
     def _walk(self, auto: _Automaton, s: _State, node: _Trie, out: list[int]) -> None:
-        for c, child in node.kids.items():
+        chars = auto.next_chars(s)
+        for c in chars if len(chars) < len(node.kids) else node.kids:
+            child = node.kids.get(c)
+            if child is None:
+                continue
             nxt = auto.step(s, c)
             if nxt is None:
                 continue
