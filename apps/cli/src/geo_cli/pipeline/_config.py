@@ -228,7 +228,8 @@ class EvaluateSettings(_Model):
     (``clauses``, the ground-truth-diagram setting of text-only models); must match the training records."""
     program_grammar: bool = False
     """Constrain the program trace's decoding to the PGPS program grammar (transformers backend): valid
-    operators and operand counts, only the problem's N indices, ``Get`` last."""
+    operators and operand counts, in the instantiated form of the PA records (only the problem's number
+    values and the vocabulary constants as operands), ``Get`` last."""
     batch_size: Annotated[int, Field(ge=1)] = 1
     """Requests with equal settings decoded together (transformers backend): problems are generated this
     many at a time. 1 decodes each request alone (seeded samples then do not depend on the batch)."""
