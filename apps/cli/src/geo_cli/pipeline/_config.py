@@ -230,6 +230,9 @@ class EvaluateSettings(_Model):
     """Constrain the program trace's decoding to the PGPS program grammar (transformers backend): valid
     operators and operand counts, in the instantiated form of the PA records (only the problem's number
     values and the vocabulary constants as operands), ``Get`` last."""
+    threads: Annotated[int, Field(ge=1)] | None = None
+    """Torch CPU threads while generating (transformers backend on CPU; None: torch's default, which follows
+    ``OMP_NUM_THREADS``). Scripts run in the sandbox between generate calls, so the threads are not shared."""
     batch_size: Annotated[int, Field(ge=1)] = 1
     """Requests with equal settings decoded together (transformers backend): problems are generated this
     many at a time. 1 decodes each request alone (seeded samples then do not depend on the batch)."""

@@ -137,6 +137,10 @@ def _load_transformers(path: str, settings: EvaluateSettings) -> Any:
         # The policy writes program traces as the MTS PA records it learns from state them: instantiated
         # (the problem's values and constants in place of N<i> and C<number>), so the grammar is the values one.
         grammar = ProgramGrammar.from_data(program_grammar("values"))
+    if settings.threads is not None:
+        import torch
+
+        torch.set_num_threads(settings.threads)
     try:
         return TransformersSampler.from_pretrained(
             path, device=settings.device, batch_size=settings.batch_size, program_grammar=grammar
