@@ -41,13 +41,23 @@ SMALL: dict[str, Any] = {
 }
 
 
-def write_config(folder: Path, changes: dict[str, Any] | None = None, name: str = "pipeline.yaml") -> Path:
-    """Write SMALL (deep-updated with ``changes``) as YAML into ``folder``."""
-    config = copy.deepcopy(SMALL)
+def write_config(
+    folder: Path,
+    changes: dict[str, Any] | None = None,
+    name: str = "pipeline.yaml",
+    base: dict[str, Any] = SMALL,
+) -> Path:
+    """Write ``base`` (SMALL by default) deep-updated with ``changes`` as YAML into ``folder``.
+
+    A None value in ``changes`` deletes the key.
+    """
+    config = copy.deepcopy(base)
 
     def merge(into: dict[str, Any], new: dict[str, Any]) -> None:
         for key, value in new.items():
-            if isinstance(value, dict) and isinstance(into.get(key), dict):
+            if value is None:
+                into.pop(key, None)
+            elif isinstance(value, dict) and isinstance(into.get(key), dict):
                 merge(into[key], value)
             else:
                 into[key] = value

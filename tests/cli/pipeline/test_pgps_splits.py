@@ -8,18 +8,18 @@ splits. Then the data stage alone with ``exclude`` files, and the config errors 
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner, Result
 
 from geo_cli.main import app
 from geodsl.data import PGPSRecord, check_dataset, load_pgps, load_sample
 from geosynth.synth._pgps_out import find_leaks, question_key, statement_key
+
+from .conftest import write_config
 
 for _extra in ("torch", "transformers", "tokenizers", "accelerate"):
     pytest.importorskip(_extra, reason=f"the train stage needs {_extra} (geotrain[train])")
@@ -68,21 +68,7 @@ CONFIG: dict[str, Any] = {
 
 def _write(folder: Path, changes: dict[str, Any] | None = None, name: str = "pipeline.yaml") -> Path:
     """CONFIG deep-updated with ``changes`` (a None value deletes the key), as YAML in ``folder``."""
-    config = copy.deepcopy(CONFIG)
-
-    def merge(into: dict[str, Any], new: dict[str, Any]) -> None:
-        for key, value in new.items():
-            if value is None:
-                into.pop(key, None)
-            elif isinstance(value, dict) and isinstance(into.get(key), dict):
-                merge(into[key], value)
-            else:
-                into[key] = value
-
-    merge(config, changes or {})
-    path = folder / name
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
+    return write_config(folder, changes, name, base=CONFIG)
 
 
 def _error(result: Result) -> str:
