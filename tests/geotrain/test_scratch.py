@@ -68,6 +68,51 @@ def test_the_folder_loads_with_the_geotts_sampler_and_generates(built: Path) -> 
     assert candidate.num_tokens is not None and 1 <= candidate.num_tokens <= 6
 
 
+def _copy_with_tokenizer_of(model: Path, tokenizer: Path, out: Path) -> Path:
+    import shutil
+
+    shutil.copytree(model, out)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(tokenizer / name, out / name)
+    return out
+
+
+def test_a_swapped_tokenizer_of_the_same_size_is_refused_at_load(built: Path, tmp_path: Path) -> None:
+    from geotts import BackendError
+    from geotts.backends.transformers import TransformersSampler
+
+    # A tokenizer trained on other text fits the model's embedding (so no size check could see the swap)
+    # but maps tokens to other ids.
+    other = geotrain.build_scratch_model(SPEC, [t.upper() for t in CORPUS], tmp_path / "other")
+    rows = transformers.AutoConfig.from_pretrained(built).vocab_size
+    assert len(transformers.AutoTokenizer.from_pretrained(other)) <= rows
+    swapped = _copy_with_tokenizer_of(built, other, tmp_path / "swapped")
+    with pytest.raises(
+        BackendError, match=r"tokenizer in .*swapped.* does not match its model: its vocabulary"
+    ):
+        TransformersSampler.from_pretrained(swapped)
+    TransformersSampler.from_pretrained(built)  # its own tokenizer loads
+
+
+def test_a_tokenizer_larger_than_the_embedding_is_refused_at_load(built: Path, tmp_path: Path) -> None:
+    from geotts import BackendError
+    from geotts.backends.transformers import TransformersSampler
+
+    bigger = transformers.AutoTokenizer.from_pretrained(built)
+    bigger.add_tokens([f"<extra_{i}>" for i in range(100)])  # 413 + 100 tokens, 448 embedding rows
+    bigger.save_pretrained(tmp_path / "big")
+    swapped = _copy_with_tokenizer_of(built, tmp_path / "big", tmp_path / "swapped")
+    config = json.loads((swapped / "config.json").read_text())
+    del config[
+        "tokenizer_vocab_sha256"
+    ]  # a folder made elsewhere, without the digest: the size check remains
+    (swapped / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        BackendError, match=r"does not match its model: \d+ tokens, but the model's embedding has 448"
+    ):
+        TransformersSampler.from_pretrained(swapped)
+
+
 @pytest.mark.parametrize(
     "spec",
     [SPEC, ScratchModel(architecture="qwen3", hidden_size=48, num_layers=2, num_heads=6, num_kv_heads=3,

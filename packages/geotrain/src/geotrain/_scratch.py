@@ -98,6 +98,7 @@ def build_scratch_model(spec: ScratchModel, texts: Iterable[str], out: str | Pat
         MissingExtraError: without the ``train`` extra.
     """
     from geotts import MissingExtraError as GeoTTSMissingExtra
+    from geotts.backends.transformers import VOCAB_DIGEST_KEY, vocab_digest
     from geotts.testing import chat_template, train_tokenizer
 
     corpus = list(texts)
@@ -126,6 +127,9 @@ def build_scratch_model(spec: ScratchModel, texts: Iterable[str], out: str | Pat
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = getattr(transformers, model_class)(config)
+    # The vocabulary's digest travels with the model, so that a folder whose tokenizer was swapped is refused
+    # when it is loaded (geotts's check_tokenizer), not decoded into nonsense.
+    setattr(model.config, VOCAB_DIGEST_KEY, vocab_digest(tok))
     model.generation_config.eos_token_id = [end, pad]
     model.generation_config.pad_token_id = pad
     folder = Path(out)

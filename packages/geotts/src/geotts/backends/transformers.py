@@ -93,6 +93,45 @@ def load_processor(path: str | Path) -> Any:
         return image_only_processor_class(model_type).from_pretrained(path)
 
 
+VOCAB_DIGEST_KEY = "tokenizer_vocab_sha256"
+"""The model-config key under which a model folder may record the digest of the tokenizer it was trained with."""
+
+
+def vocab_digest(tokenizer: Any) -> str:
+    """SHA-256 of a tokenizer's vocabulary (token -> id, sorted), independent of how the file is serialised."""
+    import hashlib
+    import json
+
+    vocab = sorted((str(t), int(i)) for t, i in tokenizer.get_vocab().items())
+    return hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode()).hexdigest()
+
+
+def check_tokenizer(path: str | Path, model: Any, processor: Any) -> None:
+    """Refuse a model folder whose tokenizer is not the one its model was trained with.
+
+    Two checks: every token id of the tokenizer has a row in the model's input embedding, and, where the
+    model's config records :data:`VOCAB_DIGEST_KEY` (geotrain's from-scratch models do), the tokenizer's
+    vocabulary has that digest.
+
+    Raises:
+        BackendError: naming the folder and the mismatch.
+    """
+    tokenizer = getattr(processor, "tokenizer", processor)
+    rows = int(model.get_input_embeddings().weight.shape[0])
+    size = len(tokenizer)
+    if size > rows:
+        raise BackendError(
+            f"the tokenizer in {str(path)!r} does not match its model: {size} tokens, but the model's "
+            f"embedding has {rows} rows"
+        )
+    expected = getattr(model.config, VOCAB_DIGEST_KEY, None)
+    if expected is not None and vocab_digest(tokenizer) != expected:
+        raise BackendError(
+            f"the tokenizer in {str(path)!r} does not match its model: its vocabulary is not the one the "
+            f"model was trained with ({VOCAB_DIGEST_KEY} differs)"
+        )
+
+
 _load_processor = load_processor  # the name tests/geosynth/mts/test_pa_qwen.py imports (owned elsewhere)
 
 
@@ -155,6 +194,9 @@ class TransformersSampler:
             dtype: Optional torch dtype name (e.g. ``bfloat16``).
             batch_size: See :class:`TransformersSampler`.
             program_grammar: See :class:`TransformersSampler`.
+
+        Raises:
+            BackendError: the folder's tokenizer does not match its model (:func:`check_tokenizer`).
         """
         transformers = require("transformers", "transformers")
         require("torch", "transformers")
@@ -163,9 +205,11 @@ class TransformersSampler:
             model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
         except ValueError:
             model = transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
+        processor = load_processor(path)
+        check_tokenizer(path, model, processor)
         return cls(
             model.to(device).eval(),
-            load_processor(path),
+            processor,
             device=device,
             batch_size=batch_size,
             program_grammar=program_grammar,
