@@ -6,7 +6,9 @@ relation; calculation: an angle, length, area or variable the engine determines 
 problem down to the constructions the solution needs and re-solves it from its own text before emitting
 it. ``write_dataset`` writes resumable JSONL shards (process pool or Ray, identical output), and
 ``dataset_stats`` summarises a folder. Rendering, natural-language text, multiple choice, the PGPS bridge
-and auxiliary constructions live in sibling modules and are used when present.
+and auxiliary constructions live in sibling modules and are used when present. PGPS-format problems can
+carry their realised figure (``RealisedFigure``), on which ``figure_step_labels`` labels each step of a
+solution program correct or wrong.
 """
 
 from __future__ import annotations
@@ -23,12 +25,32 @@ from geosynth.synth._config import (
 from geosynth.synth._dataset import Manifest, read_records, record_line, write_dataset
 from geosynth.synth._generate import check_record, generate, generate_one, record_seed
 from geosynth.synth._pgps_out import find_leaks
+from geosynth.synth._pgps_realised import (
+    FIGURE_FIELD,
+    FigureCircle,
+    FiguredProblem,
+    FigurePoint,
+    RealisedFigure,
+    load_figured,
+)
 from geosynth.synth._records import PointRecord, SynthRecord
 from geosynth.synth._stats import SynthStats, dataset_stats, records_stats
+from geosynth.synth._step_labels import (
+    CORRUPTION_KINDS,
+    SLOT_KINDS,
+    Corruption,
+    CorruptionKind,
+    FigureCatalogue,
+    StepLabel,
+    StepLabels,
+    corrupt_program,
+    figure_step_labels,
+)
 from geosynth.synth._to_calc import calc_crosscheck, to_calc_problem
 from geosynth.synth.errors import (
     DatasetError,
     GenerationFailed,
+    StepLabelError,
     SynthConfigError,
     SynthError,
     SynthUnavailableError,
@@ -36,12 +58,25 @@ from geosynth.synth.errors import (
 
 __all__ = (
     "CALCULATION_GOALS",
+    "CORRUPTION_KINDS",
+    "FIGURE_FIELD",
     "PROVING_GOALS",
+    "SLOT_KINDS",
+    "Corruption",
+    "CorruptionKind",
     "DatasetError",
+    "FigureCatalogue",
+    "FigureCircle",
+    "FigurePoint",
+    "FiguredProblem",
     "GenerationFailed",
     "Manifest",
     "PointRecord",
+    "RealisedFigure",
     "RuleSpec",
+    "StepLabel",
+    "StepLabelError",
+    "StepLabels",
     "SynthConfig",
     "SynthConfigError",
     "SynthError",
@@ -52,11 +87,14 @@ __all__ = (
     "calc_crosscheck",
     "check_record",
     "config_from_mapping",
+    "corrupt_program",
     "dataset_stats",
+    "figure_step_labels",
     "find_leaks",
     "generate",
     "generate_one",
     "load_config",
+    "load_figured",
     "read_records",
     "record_line",
     "record_seed",

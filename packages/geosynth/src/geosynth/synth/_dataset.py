@@ -66,12 +66,16 @@ class Manifest(BaseModel):
     """The generator configuration (as JSON)."""
     pgps: int = 0
     """PGPS-format problems made on each calculation record's figure (0: none; not written when 0)."""
+    pgps_figures: bool = False
+    """Whether the PGPS problems carry their realised figure (not written when off)."""
 
     def as_json(self) -> dict[str, Any]:
-        """The manifest as written (``pgps`` only when on, so folders made without it still match)."""
+        """The manifest as written (``pgps`` and ``pgps_figures`` only when on, so older folders match)."""
         data = self.model_dump(mode="json")
         if not self.pgps:
             del data["pgps"]
+        if not self.pgps_figures:
+            del data["pgps_figures"]
         return data
 
 
@@ -123,6 +127,7 @@ def make_shard(
     render: bool,
     fmt: str,
     pgps: int = 0,
+    pgps_figures: bool = False,
 ) -> ShardResult:
     """Generate (and optionally render) one shard; runs in a worker process or a Ray task.
 
@@ -149,7 +154,9 @@ def make_shard(
         if pgps and task == "calculation":
             from geosynth.synth._pgps_out import pgps_shard_lines
 
-            pgps_lines.extend(pgps_shard_lines(figure, record, pgps, render, fmt, pgps_images))
+            pgps_lines.extend(
+                pgps_shard_lines(figure, record, pgps, render, fmt, pgps_images, figures=pgps_figures)
+            )
     return ShardResult(
         shard=shard,
         lines=tuple(lines),
@@ -245,6 +252,7 @@ def write_dataset(
     progress: Progress | None = None,
     pgps: int = 0,
     pgps_exclude: Sequence[PGPSRecord] = (),
+    pgps_figures: bool = False,
 ) -> tuple[int, tuple[int, ...]]:
     """Generate ``n`` records into ``out`` (resuming: finished shards are kept).
 
@@ -263,6 +271,8 @@ def write_dataset(
         pgps: Calculation tasks: also write up to this many PGPS-format problems per record's figure to
             ``out/pgps`` (see :func:`geosynth.synth._pgps_out.assemble_pgps`); 0 for none.
         pgps_exclude: Problems the PGPS corpus must not pose (test splits); those it would are dropped.
+        pgps_figures: Keep each PGPS problem's realised figure (``realised_figure``, in the shards and in
+            ``pgps.json``; PGPS readers ignore it), for :func:`geosynth.synth.figure_step_labels`.
 
     Returns:
         Shards made in this call, and record indices left out because they exhausted their tries.
@@ -292,6 +302,7 @@ def write_dataset(
         image_format=image_format,
         config=config.model_dump(mode="json"),
         pgps=pgps,
+        pgps_figures=pgps_figures and pgps > 0,
     )
     out.mkdir(parents=True, exist_ok=True)
     _check_manifest(out, manifest)
@@ -299,7 +310,8 @@ def write_dataset(
     todo = _pending(out, shards, pgps > 0)
     done = (shards - len(todo)) * shard_size
     args = [
-        (config.model_dump_json(), task, seed, k, shard_size, n, render, image_format, pgps) for k in todo
+        (config.model_dump_json(), task, seed, k, shard_size, n, render, image_format, pgps, pgps_figures)
+        for k in todo
     ]
     results: Iterator[ShardResult]
     if use_ray:

@@ -27,6 +27,7 @@ from geodsl.data import PGPSRecord
 from geodsl.errors import GeoDSLError
 from geosynth.synth._choices import multiple_choice
 from geosynth.synth._pgps_figure import PGPSFigure, Q
+from geosynth.synth._pgps_realised import RealisedFigure, realised_figure
 from geosynth.synth._pgps_theorems import Fact, Theorem
 from geosynth.synth._text import point_label
 from geosynth.synth.errors import SynthError
@@ -501,6 +502,8 @@ class Written:
     """Perpendicular line pairs the problem states (``p q r s``: pq ⊥ rs), for right-angle marks."""
     expected: float
     """The figure's value of the goal (the letter's value for expression problems)."""
+    figure: RealisedFigure | None = None
+    """The figure in the problem's unit, with the values its question binds (``None`` when not known)."""
 
 
 def write_problem(design: Design, fig: PGPSFigure, rng: random.Random, record_id: str) -> Written | None:
@@ -614,6 +617,17 @@ def _checked(
     if design.letter is not None:
         values.append((design.goal, design.shown.get(design.goal, design.letter)))
     right = tuple((f[1], f[2], f[3], f[4]) for f in design.facts if f[0] == "perp")
+    letters: dict[str, float] = {}
+    if design.letter is not None:
+        letters[design.letter] = expected
+    figure = realised_figure(
+        fig, scale=design.scale, draw=design.draw, variables=letters, goal=expected, exact=design.exact
+    )
     return Written(
-        record=record, values=tuple(values), draw=tuple(design.draw), right=right, expected=expected
+        record=record,
+        values=tuple(values),
+        draw=tuple(design.draw),
+        right=right,
+        expected=expected,
+        figure=figure,
     )

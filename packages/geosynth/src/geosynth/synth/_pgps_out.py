@@ -42,6 +42,7 @@ from geosynth.synth._pgps_compose import (
     write_problem,
 )
 from geosynth.synth._pgps_figure import PGPSFigure, Q, pgps_figure
+from geosynth.synth._pgps_realised import FIGURE_FIELD, FiguredProblem, figure_from_json
 from geosynth.synth._pgps_theorems import Theorem, theorems
 from geosynth.synth._records import SynthRecord
 from geosynth.synth._render import Layout
@@ -89,9 +90,16 @@ class PGPSProblem:
     written: Written
     """The given values to label, the extra segments to draw."""
 
-    def line(self) -> dict[str, object]:
-        """The problem as one line of a PGPS shard: the annotation entry, its source and its figure."""
-        return {
+    def figured(self) -> FiguredProblem:
+        """The annotation record with its realised figure (:mod:`geosynth.synth._pgps_realised`)."""
+        return FiguredProblem(record=self.record, figure=self.written.figure)
+
+    def line(self, *, figure: bool = False) -> dict[str, object]:
+        """The problem as one line of a PGPS shard: the annotation entry, its source and its figure.
+
+        With ``figure``, also the realised figure (``realised_figure``), when the problem has one.
+        """
+        entry: dict[str, object] = {
             **pgps_json(self.record),
             "source": self.source,
             "figure": self.figure.text(),
@@ -103,6 +111,9 @@ class PGPSProblem:
             "right": [list(names) for names in self.written.right],
             "expected": self.written.expected,
         }
+        if figure and self.written.figure is not None:
+            entry[FIGURE_FIELD] = self.written.figure.model_dump(mode="json")
+        return entry
 
 
 def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
@@ -110,6 +121,7 @@ def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
 
     Raises:
         DataError: The annotation fields are malformed.
+        DatasetError: The realised figure is malformed.
         KeyError: A figure field is missing.
     """
     record = PGPSRecord.build(
@@ -129,7 +141,17 @@ def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
     values = tuple((Q(v["kind"], tuple(v["points"])), v["text"]) for v in entry["labels"])
     draw = tuple((a, b) for a, b in entry["draw"])
     right = tuple((a, b, c, d) for a, b, c, d in entry["right"])
-    written = Written(record=record, values=values, draw=draw, right=right, expected=float(entry["expected"]))
+    realised = (
+        figure_from_json(entry[FIGURE_FIELD], f"record {entry['id']}") if FIGURE_FIELD in entry else None
+    )
+    written = Written(
+        record=record,
+        values=values,
+        draw=draw,
+        right=right,
+        expected=float(entry["expected"]),
+        figure=realised,
+    )
     return PGPSProblem(record, entry["source"], parse_problem(entry["figure"]), diagram, written)
 
 
@@ -367,9 +389,19 @@ def render_problem(
 
 
 def pgps_shard_lines(
-    figure: Figure, record: SynthRecord, count: int, render: bool, fmt: str, images: dict[str, bytes]
+    figure: Figure,
+    record: SynthRecord,
+    count: int,
+    render: bool,
+    fmt: str,
+    images: dict[str, bytes],
+    *,
+    figures: bool = False,
 ) -> list[str]:
-    """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``)."""
+    """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``).
+
+    With ``figures``, each line also carries the problem's realised figure (``realised_figure``).
+    """
     from geosynth.synth._render import diagram_layout
 
     lines: list[str] = []
@@ -387,7 +419,7 @@ def pgps_shard_lines(
                 problem.diagram,
                 problem.written,
             )
-        lines.append(json.dumps(item.line(), sort_keys=False, ensure_ascii=False))
+        lines.append(json.dumps(item.line(figure=figures), sort_keys=False, ensure_ascii=False))
     return lines
 
 
@@ -415,6 +447,26 @@ def read_pgps_shards(out: Path, shards: int | None = None) -> list[list[PGPSReco
     return out_records
 
 
+def _shard_figures(out: Path, shards: int | None) -> dict[str, object]:
+    """The realised figures the shard lines carry, by problem id (none unless written with figures)."""
+    folder = out / "pgps" / "data"
+    files = (
+        sorted(folder.glob("shard-*.jsonl"))
+        if shards is None
+        else [folder / f"shard-{k:05d}.jsonl" for k in range(shards)]
+    )
+    found: dict[str, object] = {}
+    for file in files:
+        if not file.is_file():
+            continue
+        for line in file.read_text(encoding="utf-8").splitlines():
+            if FIGURE_FIELD in line:
+                entry = json.loads(line)
+                if FIGURE_FIELD in entry:
+                    found[str(entry["id"])] = entry[FIGURE_FIELD]
+    return found
+
+
 def assemble_pgps(
     out: Path, shards: int | None = None, exclude: Sequence[PGPSRecord] = ()
 ) -> dict[str, object]:
@@ -422,6 +474,8 @@ def assemble_pgps(
 
     The corpus file has the published layout (an object keyed by problem id), so
     ``geodsl.data.load_pgps`` and ``geo synth mts`` read it; diagrams are under ``out/pgps/Diagram``.
+    Problems whose shard lines carry a realised figure keep it (``realised_figure``), which those
+    readers ignore.
     Rebuilt from the shard files on every run, so a resumed run ends with the same corpus.
 
     Args:
@@ -446,6 +500,9 @@ def assemble_pgps(
     posed = {corpus_id for corpus_id, _ in find_leaks(kept, exclude)}
     kept = [r for r in kept if r.id not in posed]
     corpus = {r.id: {k: v for k, v in pgps_json(r).items() if k != "id"} for r in kept}
+    for record_id, realised in _shard_figures(out, shards).items():
+        if record_id in corpus:  # written with figures: the corpus keeps them
+            corpus[record_id][FIGURE_FIELD] = realised
     folder = out / "pgps"
     atomic_write(
         folder / "pgps.json", (json.dumps(corpus, ensure_ascii=False, indent=1) + "\n").encode("utf-8")

@@ -23,3 +23,7 @@ class GenerationFailed(SynthError):
 
 class DatasetError(SynthError):
     """A dataset folder is missing, incomplete or was written with another configuration."""
+
+
+class StepLabelError(SynthError, ValueError):
+    """A program cannot be labelled on a figure (no figure, a program that does not parse, a bad step index)."""
