@@ -206,3 +206,22 @@ def test_training_in_one_setting_and_evaluating_in_the_other_is_rejected_naming_
         message = _error(runner.invoke(app, ["pipeline", command, str(config)]))
         assert "evaluate.setting 'clauses' differs from mts.setting 'image'" in message
     assert not (tmp_path / "work").exists()
+
+
+def test_a_split_record_with_an_unknown_operator_is_one_line_naming_it(tmp_path: Path) -> None:
+    records = load_sample("geometry3k_test")[:3]
+    raw = {r.id: {"text": r.text, "parsing_stru_seqs": list(r.stru_clauses), "parsing_sem_seqs": list(r.sem_clauses),
+                  "expression": r.expression, "answer": r.answer, "type": r.type, "choices": list(r.choices)}
+           for r in records}  # fmt: skip
+    bad = records[1].id
+    raw[bad]["expression"] = "Foo N0 N1 Get V0"
+    (tmp_path / "bad.json").write_text(json.dumps(raw), encoding="utf-8")
+    config = _write(tmp_path, {"data": {"train": None, "splits": {"heldout": None, "sample": {"source": "pgps_file", "path": "bad.json", "limit": None}}},
+                               "mts": {"enabled": False}, "train": {"enabled": False},
+                               "evaluate": {"model": str(tmp_path / "unused")}})  # fmt: skip
+    message = _error(runner.invoke(app, ["pipeline", "run", str(config)]))
+    assert message.startswith(
+        f"data: bad.json: record {bad}: its expression 'Foo N0 N1 Get V0' does not parse: "
+    )
+    assert "unknown operator 'Foo'" in message
+    assert not (tmp_path / "work" / "data" / "sample.json").exists()  # nothing half-written

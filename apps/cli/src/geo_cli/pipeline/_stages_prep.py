@@ -24,6 +24,8 @@ from geo_cli.pipeline._state import atomic_write_text, file_digest
 from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from geodsl.data import PGPSRecord
 
 __all__ = (
@@ -231,7 +233,25 @@ def _records(spec: DatasetSpec, base: Path) -> list[PGPSRecord]:
     chosen = records[spec.offset : end]
     if not chosen:
         raise PipelineConfigError(f"data: offset {spec.offset} and limit {spec.limit} leave no records")
+    _check_programs(chosen, spec.path or f"bundled sample {spec.sample}")
     return chosen
+
+
+def _check_programs(records: Sequence[PGPSRecord], source: str) -> None:
+    """Every record's solution program parses (known operators, right arities), or one error naming it.
+
+    A program that does not parse would otherwise pass unnoticed into training data and per-operator
+    breakdowns.
+    """
+    from geodsl import parse_program
+
+    for record in records:
+        try:
+            parse_program(record.expression)
+        except ValueError as exc:
+            raise PipelineConfigError(
+                f"data: {source}: record {record.id}: its expression {record.expression!r} does not parse: {exc}"
+            ) from None
 
 
 def _raw(record: PGPSRecord) -> dict[str, Any]:
