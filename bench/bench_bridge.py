@@ -35,25 +35,6 @@ import sympy
 
 from geodsl import OPERATORS
 from geosynth import diagrammatic_relations, parse_problem, undirected_equation
-from geosynth._quantities import Angle, Area, Length
-from geosynth._realise import Diagram, compile_problem
-from geosynth._relations import (
-    Between,
-    CircleThrough,
-    Collinear,
-    DirectedAngleConstant,
-    EqualAngles,
-    EqualLength,
-    EqualLineAngles,
-    Midpoint,
-    NotCollinear,
-    OppositeSide,
-    Parallel,
-    Perpendicular,
-    RatioConstant,
-    Relation,
-    SameSide,
-)
 from geosynth.calc import (
     CalcFormatError,
     CalcProblem,
@@ -65,6 +46,28 @@ from geosynth.calc import (
     Var,
     load_calc_problems,
     solve_calc,
+)
+from geosynth.engine import (
+    Angle,
+    Area,
+    Between,
+    CircleThrough,
+    Collinear,
+    Diagram,
+    DirectedAngleConstant,
+    EqualAngles,
+    EqualLength,
+    EqualLineAngles,
+    Length,
+    Midpoint,
+    NotCollinear,
+    OppositeSide,
+    Parallel,
+    Perpendicular,
+    RatioConstant,
+    Relation,
+    SameSide,
+    compile_problem,
 )
 from geosynth.synth._bridge import bridge_program
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from geosynth import GeoSynthError, load_problems, realise, solve_all, solve_one
-from geosynth._problem import Problem
+from geosynth.engine import Problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

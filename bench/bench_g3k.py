@@ -31,9 +31,8 @@ from sympy.parsing.sympy_parser import (
     standard_transformations,
 )
 
-from geosynth._quantities import Angle
-from geosynth._solve import SolveResult
 from geosynth.calc import CalcFormatError, CalcProblem, load_calc_problems, solve_calc_all
+from geosynth.engine import Angle, SolveResult
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.02

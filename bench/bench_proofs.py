@@ -5,7 +5,7 @@ Usage: ``uv run python bench/bench_proofs.py [--timeout 60] [--jobs 1] [--only j
 to ``../shared`` next to the repository). For each file it
 
 1. solves every problem in worker processes (the engine's ``solve_all``, proofs minimised with L0),
-2. replays every solved problem's proof (:func:`geosynth._replay.replay`, its own diagrams) and lists
+2. replays every solved problem's proof (:func:`geosynth.engine.replay`, its own diagrams) and lists
    each failure with its step and reason,
 3. counts steps per proof, raw and in the textbook form (merged and folded),
 4. unless ``--no-supports``: re-solves each solved problem (``--jobs`` worker processes, the engine's
@@ -25,9 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from geosynth import GeoSynthError, load_problems, solve_all, solve_one
-from geosynth._problem import Problem
-from geosynth._proof import SupportRecord, textbook_steps, trace_proof
-from geosynth._replay import Proof, replay
+from geosynth.engine import Problem, Proof, SupportRecord, replay, textbook_steps, trace_proof
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"jgex": "jgex_ag_231.txt", "imo": "imo_ag_30.txt"}

@@ -7,7 +7,7 @@ For a small and a large JGEX-AG-231 problem (fewest and most points, unless name
 the diagram and deduces as usual while every SQL statement its fact store sends to SQLite is traced (the
 statement mix of a real run: rule joins versus the store's point lookups and updates). The store's final
 tables (givens plus every derived fact) are then copied row for row into an in-memory DuckDB database,
-and every compiled rule join of ``rules.txt`` (``_deductive.compile_rule``: the SQL the engine fires each
+and every compiled rule join of ``rules.txt`` (``geosynth.engine.compile_rule``: the SQL the engine fires each
 round) runs against both; the row sets must agree. Per query: best-of-``repeat`` seconds on each side and
 the ratio DuckDB / SQLite; then totals, and the same for a sample of the store's single-row lookups
 (``SELECT g FROM ang WHERE d1 = ? AND d2 = ?`` and friends), which a run sends far more often than joins.
@@ -30,10 +30,20 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from geosynth import _deductive, load_problems, load_rules, realise
-from geosynth._deductive import DEFINITION_RULES, KINDS, CompiledRule, _load_givens, compile_rule, deduce
-from geosynth._factstore import FactStore
-from geosynth._problem import Problem
+from geosynth.engine import (
+    DEFINITION_RULES,
+    KINDS,
+    CompiledRule,
+    FactStore,
+    Problem,
+    compile_rule,
+    deduce,
+    load_givens,
+    load_problems,
+    load_rules,
+    realise,
+)
+from geosynth.engine.deduction import deductive
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("line", "dir", "perp", "seg", "midp", "circ", "ang")
@@ -61,7 +71,7 @@ def final_store(problem: Problem) -> tuple[FactStore, Counter[str], float]:
     finally:
         FactStore.__init__ = original
     store = FactStore(problem.points)
-    _load_givens(store, problem)
+    load_givens(store, problem)
     for derivation in deduction.derivations:
         kind = KINDS.get(type(derivation.fact))
         if kind is not None:
@@ -73,10 +83,10 @@ def timed_deduction(problem: Problem, analyse: bool) -> tuple[float, bool]:
     """Seconds and verdict of the engine's deduction (untraced), optionally with planner statistics.
 
     With ``analyse``, ``ANALYZE`` runs on the engine's own store right after the givens are loaded (by
-    wrapping ``_deductive._load_givens`` for this one call); nothing else changes.
+    wrapping ``deductive.load_givens`` for this one call); nothing else changes.
     """
     diagram = realise(problem, np.random.default_rng(0), 100, check_goal=problem.goal is not None)
-    original = _deductive._load_givens
+    original = deductive.load_givens
 
     def load_then_analyse(store: FactStore, problem: Problem) -> list[Any]:
         givens = original(store, problem)
@@ -84,13 +94,13 @@ def timed_deduction(problem: Problem, analyse: bool) -> tuple[float, bool]:
             store.db.execute("ANALYZE")
         return givens
 
-    _deductive._load_givens = load_then_analyse
+    deductive.load_givens = load_then_analyse
     try:
         start = time.perf_counter()
         deduction = deduce(problem, diagram, time_limit=60.0)
         return time.perf_counter() - start, deduction.proved
     finally:
-        _deductive._load_givens = original
+        deductive.load_givens = original
 
 
 def _kind(sql: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from geo_cli.pipeline._state import atomic_write_text
-from geosynth._files import atomic_write
+from geosynth.engine import atomic_write
 
 
 def _mode(path: Path) -> int:

@@ -18,8 +18,8 @@ from geosynth import (
     realise,
     solve_one,
 )
-from geosynth._chasing import ANGLE_RULE, RATIO_RULE, log_of
-from geosynth._elimination import LinearSystem
+from geosynth.engine import ANGLE_RULE, RATIO_RULE, LinearSystem
+from geosynth.engine.algebra.chasing import log_of
 
 F = Fraction
 

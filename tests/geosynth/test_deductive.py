@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 from geosynth import DefinitionError, Parallel, load_problems, parse_problem, realise, relation_text
-from geosynth._deductive import DEFINITION_RULES, compile_rule, deduce
-from geosynth._factstore import FactStore, UnionFind
-from geosynth._rules import load_rules, parse_rule, parse_rules
+from geosynth.engine import (
+    DEFINITION_RULES,
+    FactStore,
+    UnionFind,
+    compile_rule,
+    deduce,
+    load_rules,
+    parse_rule,
+    parse_rules,
+)
 
 SMALL = {
     "midline": ("a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c", "r07"),

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from geosynth import DefinitionError, default_definitions, load_definitions, parse_definitions
-from geosynth._definitions import parse_definition
-from geosynth._sketches import SKETCHES
+from geosynth.engine import parse_definition
+from geosynth.engine.geometry.sketches import SKETCHES
 
 
 def test_bundled_definitions_load() -> None:
@@ -39,7 +39,7 @@ def test_definitions_print_and_parse_back() -> None:
 
 def test_bundled_copy_matches_shared_data(alphageometry_dir: Path) -> None:
     folder = alphageometry_dir
-    bundled = resources.files("geosynth").joinpath("rules", "defs.txt").read_text(encoding="utf-8")
+    bundled = resources.files("geosynth.engine").joinpath("rules", "defs.txt").read_text(encoding="utf-8")
     assert bundled == (folder / "defs.txt").read_text(encoding="utf-8")
     assert load_definitions(folder / "defs.txt") == default_definitions()
 

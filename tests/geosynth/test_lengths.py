@@ -14,16 +14,30 @@ import numpy as np
 import pytest
 
 from geosynth import deduce, load_problems, parse_problem, proof_steps, realise
-from geosynth._chasing import build_systems
-from geosynth._deductive import KINDS, Deduction
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._lengths import LENGTH_RULE, build_lengths, length_system_findings
-from geosynth._problem import Problem
-from geosynth._proportions import CONVERSE_THALES, RATIO_BISECTOR, TRAPEZOID_MIDLINE, proportion_findings
-from geosynth._relations import Collinear, EqualLength, EqualLineAngles, EqualRatios, RatioConstant, Relation
-from geosynth._transversals import transversal_equations
-from geosynth._triangles import SIMILARITY_RULE
+from geosynth.engine import (
+    KINDS,
+    LENGTH_RULE,
+    SIMILARITY_RULE,
+    Collinear,
+    Deduction,
+    EqualLength,
+    EqualLineAngles,
+    EqualRatios,
+    FactStore,
+    Problem,
+    RatioConstant,
+    Relation,
+    Vec,
+)
+from geosynth.engine.algebra.chasing import build_systems
+from geosynth.engine.algebra.lengths import build_lengths, length_system_findings
+from geosynth.engine.algebra.proportions import (
+    CONVERSE_THALES,
+    RATIO_BISECTOR,
+    TRAPEZOID_MIDLINE,
+    proportion_findings,
+)
+from geosynth.engine.algebra.transversals import transversal_equations
 
 # Two segments of one line: a b c d in order with |a b| = |c d| gives |a c| = |b d| (a length sum).
 SUMS = "a b = segment a b; c = on_line c a b; d = on_line d a b, eqdistance d c a b ? cong a c b d"
@@ -80,7 +94,7 @@ def _rules_used(problem: Problem, result: Deduction) -> set[str]:
 
 
 def _switch_off_lengths(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("geosynth._algebra.length_system_findings", _nothing)
+    monkeypatch.setattr("geosynth.engine.algebra.findings.length_system_findings", _nothing)
 
 
 def test_length_sums_prove_a_cong_the_log_ratios_cannot(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,7 +134,7 @@ def test_three_parallels_cut_two_transversals_proportionally(monkeypatch: pytest
     problem, result = _solve(TRAPEZOID)
     assert result.proved
     _sound_elsewhere(problem, result, 12)
-    monkeypatch.setattr("geosynth._chasing.intercepts", _nothing)
+    monkeypatch.setattr("geosynth.engine.algebra.chasing.intercepts", _nothing)
     assert not _solve(TRAPEZOID)[1].proved
 
 
@@ -129,7 +143,7 @@ def test_converse_thales_from_bisector_ratios(monkeypatch: pytest.MonkeyPatch) -
     assert result.proved
     assert CONVERSE_THALES in _rules_used(problem, result)
     _sound_elsewhere(problem, result, 13)
-    monkeypatch.setattr("geosynth._algebra.proportion_findings", _nothing)
+    monkeypatch.setattr("geosynth.engine.algebra.findings.proportion_findings", _nothing)
     assert not _solve(BISECTED)[1].proved
 
 
@@ -185,7 +199,9 @@ def test_side_angle_side_tries_past_a_supplementary_candidate(monkeypatch: pytes
     assert result.proved
     assert SIMILARITY_RULE in {d.rule for d in result.derivations}
     _sound_elsewhere(problem, result, 14)
-    monkeypatch.setattr("geosynth._triangles.MAX_TRIED", 1)  # the earlier search: only the first
+    monkeypatch.setattr(
+        "geosynth.engine.algebra.triangles.MAX_TRIED", 1
+    )  # the earlier search: only the first
     assert not _solve(MEDIAN)[1].proved
 
 
@@ -213,7 +229,7 @@ def test_menelaus_and_ceva_in_the_ratio_system(monkeypatch: pytest.MonkeyPatch, 
     problem, result = _solve(line)
     assert result.proved
     _sound_elsewhere(problem, result, 15)
-    monkeypatch.setattr("geosynth._chasing.transversal_equations", _nothing)
+    monkeypatch.setattr("geosynth.engine.algebra.chasing.transversal_equations", _nothing)
     assert not _solve(line)[1].proved
 
 

@@ -15,7 +15,7 @@ from geosynth import (
     load_problems,
     parse_problem,
 )
-from geosynth._problem import read_problem_lines
+from geosynth.engine import read_problem_lines
 
 SAMPLES = ("jgex_sample.txt", "imo_sample.txt", "constructions_sample.txt")
 

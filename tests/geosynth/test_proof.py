@@ -14,8 +14,15 @@ from geosynth import (
     relation_text,
     solve_one,
 )
-from geosynth._proof import RULE_NAMES, SYMBOLS, format_textbook, proof_data, symbolic, textbook_steps
-from geosynth._replay import Proof, ProofLine
+from geosynth.engine import Proof, ProofLine
+from geosynth.engine.proofs.proof import (
+    RULE_NAMES,
+    SYMBOLS,
+    format_textbook,
+    proof_data,
+    symbolic,
+    textbook_steps,
+)
 
 MIDLINES = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c; f = midpoint f b c ? eqangle d e d f c b c a"
 

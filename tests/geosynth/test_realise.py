@@ -22,7 +22,7 @@ from geosynth import (
     parse_problem,
     realise,
 )
-from geosynth._sketches import SKETCHES
+from geosynth.engine.geometry.sketches import SKETCHES
 
 SAMPLES = ("jgex_sample.txt", "imo_sample.txt", "constructions_sample.txt")
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from geosynth import deduce, load_problems, parse_problem, realise, solve_all, solve_one
-from geosynth._proof import proof_data, proof_steps
-from geosynth._replay import Proof, ProofLine, replay
+from geosynth.engine import Proof, ProofLine, proof_data, proof_steps, replay
 
 MIDLINE = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c"
 ROTATED = "a b c = triangle a b c; d = on_tline d a a b; e = on_tline e a a c ? eqangle a d a e a b a c"

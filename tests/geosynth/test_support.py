@@ -19,10 +19,8 @@ from geosynth import (
     relation_text,
     solve_one,
 )
-from geosynth._chasing import ANGLE_RULE, DEG
-from geosynth._proof import proof_data, trace_proof
-from geosynth._replay import replay
-from geosynth._support import METHODS, Row, class_premises, implies, minimal_support
+from geosynth.engine import ANGLE_RULE, DEG, proof_data, replay, trace_proof
+from geosynth.engine.proofs.support import METHODS, Row, class_premises, implies, minimal_support
 
 F = Fraction
 

@@ -1,9 +1,9 @@
-"""Soundness of the side-angle-side triangle search (geosynth._triangles)."""
+"""Soundness of the side-angle-side triangle search (geosynth.engine.algebra.triangles)."""
 
 from __future__ import annotations
 
 from geosynth import parse_problem, solve_one
-from geosynth._triangles import SIMILARITY_RULE
+from geosynth.engine import SIMILARITY_RULE
 
 MORLEY_MIDPOINT = (
     "a b c = triangle a b c; d e = trisect d e b a c; f g = trisect f g c b a; h i = trisect h i a c b; "
@@ -39,7 +39,7 @@ def test_rules_with_directed_angle_premises_conclude_only_the_same_orientation()
     import numpy as np
 
     from geosynth import CongruentTriangles, realise
-    from geosynth._deductive import _Numeric, _oriented
+    from geosynth.engine.deduction.deductive import _Numeric, _oriented
 
     # B, H, C collinear: r34's premise ∠(HB, HD) = ∠(HC, HD) holds for any D, so it pairs B H D with C H D;
     # they are mirror images only because H D happens to be perpendicular to B C on this figure.

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from geosynth._workers import worker_context
+from geosynth.engine import worker_context
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")

@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 import sympy
 
-from geosynth._quantities import Angle, Length
-from geosynth._relations import Between, Perpendicular
-from geosynth._solve import SolveResult
 from geosynth.calc import (
     CalcFormatError,
     CalcProblem,
@@ -25,6 +22,7 @@ from geosynth.calc import (
     solve_calc,
     solve_calc_all,
 )
+from geosynth.engine import Angle, Between, Length, Perpendicular, SolveResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "g3k"
 FAST = ["2401", "2402", "2410", "2426", "2430", "2463", "2523", "2532", "2616", "2704"]

@@ -22,10 +22,10 @@ from geosynth import (
     realise,
     solve_one,
 )
+from geosynth.engine import extend_diagram
 from geosynth.synth._aux import (
     AuxExample,
     aux_examples_from,
-    extend_diagram,
     goal_points,
     split_auxiliary,
     standard_constructions,

@@ -6,9 +6,8 @@ import pytest
 import sympy
 
 from geodsl import answers_match, execute, parse_program
-from geosynth._quantities import Angle, Length
-from geosynth._relations import Perpendicular
 from geosynth.calc import CalcProblem, CalcSolution, CalcStep, Const, Equation, Num, Op, solve_calc
+from geosynth.engine import Angle, Length, Perpendicular
 from geosynth.synth._bridge import bridge_program, parse_statement, to_pgps
 
 PROBLEM = CalcProblem(id="t", conditions=(), goal=Length.of("A", "C"))

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from geosynth._definitions import default_definitions
-from geosynth._problem import parse_problem
+from geosynth.engine import default_definitions, parse_problem
 from geosynth.synth import SynthConfigError, config_from_mapping, load_config
 from geosynth.synth._config import placeholders
 

@@ -6,9 +6,7 @@ import math
 
 import pytest
 
-from geosynth._numeric import holds
-from geosynth._problem import parse_problem
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram, holds, parse_problem
 from geosynth.synth import (
     SynthConfig,
     SynthRecord,
@@ -169,7 +167,7 @@ def test_the_auxiliary_split_fills_the_record_fields(strict: bool) -> None:
 
 
 def test_trivial_goals_are_recognised() -> None:
-    from geosynth._predicates import build_relation
+    from geosynth.engine import build_relation
     from geosynth.synth._proving import trivial
 
     assert trivial(build_relation("eqangle", tuple("abdedeab")))  # ∠(AB, DE) = ∠(DE, AB): a perp

@@ -12,8 +12,7 @@ import pytest
 
 from geodsl import OPERATORS, execute
 from geodsl.data import PGPSRecord, load_pgps
-from geosynth._problem import parse_problem
-from geosynth._realise import realise
+from geosynth.engine import parse_problem, realise
 from geosynth.synth import load_config, read_records, write_dataset
 from geosynth.synth._calculation import check_calculation
 from geosynth.synth._pgps_compose import KIND_RANK, value_text

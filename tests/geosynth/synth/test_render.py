@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from geosynth import ConstructionDef, Problem, default_definitions, load_problems, parse_problem, realise
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram
 from geosynth.synth._render import (
     DrawSpec,
     Layout,

@@ -17,9 +17,8 @@ from geosynth import (
     proof_steps,
     solve_one,
 )
-from geosynth._relations import Collinear, Midpoint, Parallel
-from geosynth._shapes import Parallelogram, RightTriangle
 from geosynth.calc import CalcSolution, CalcStep
+from geosynth.engine import Collinear, Midpoint, Parallel, Parallelogram, RightTriangle
 from geosynth.synth._text import (
     TextError,
     calc_conclusion,

@@ -6,8 +6,7 @@ import importlib.util
 
 import pytest
 
-from geosynth._problem import parse_problem
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram, parse_problem
 from geosynth.synth import generate_one, load_config, records_stats
 from geosynth.synth._to_calc import to_calc_problem
 

@@ -116,7 +116,7 @@ def problem_lines(path: Path) -> list[tuple[str, str]]:
         InputError: as :func:`text_file`, or the file holds only blank lines.
         ProblemSyntaxError: the lines do not pair up into names and problems.
     """
-    from geosynth._problem import read_problem_lines
+    from geosynth.engine import read_problem_lines
 
     lines = read_problem_lines(text_file(path, "problem file"))
     if not lines:

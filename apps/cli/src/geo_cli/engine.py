@@ -20,7 +20,7 @@ from geo_cli._inputs import problem_lines, read_text, text_file
 
 if TYPE_CHECKING:
     from geosynth import Problem, SolveResult
-    from geosynth._replay import Proof
+    from geosynth.engine import Proof
 
 app = typer.Typer(
     help="The formal geometry engine (geosynth): solve benchmark files, print proofs.", no_args_is_help=True
@@ -137,7 +137,7 @@ def prove(
 ) -> None:
     """Print the proof of the goal: sentences with symbols (default), the raw derivation, or JSON."""
     from geosynth import ProblemSyntaxError, format_proof, parse_problem, proof_steps, solve_one
-    from geosynth._proof import format_textbook, proof_data, textbook_steps
+    from geosynth.engine import format_textbook, proof_data, textbook_steps
 
     try:
         parsed = parse_problem(problem)
@@ -167,7 +167,7 @@ def prove(
 def _read_proofs(path: Path) -> list[Proof]:
     from pydantic import ValidationError
 
-    from geosynth._replay import Proof
+    from geosynth.engine import Proof
 
     proofs: list[Proof] = []
     for number, line in enumerate(read_text(path, "proofs file").splitlines(), start=1):
@@ -192,7 +192,7 @@ def check(
 ) -> None:
     """Replay every proof step by step from its premises alone; one line per proof; exit 1 if any fails."""
     from geosynth import GeoSynthError
-    from geosynth._replay import replay
+    from geosynth.engine import replay
 
     failed = 0
     for proof in _read_proofs(proofs):

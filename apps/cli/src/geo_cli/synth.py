@@ -304,8 +304,7 @@ def render(
     image_format: Annotated[str, typer.Option("--image-format", help="png or svg.")] = "png",
 ) -> None:
     """Draw the diagram of every synthesized record (needs the render extra)."""
-    from geosynth._problem import parse_problem
-    from geosynth._realise import Diagram
+    from geosynth.engine import Diagram, parse_problem
     from geosynth.synth import read_records
     from geosynth.synth._render import render_diagram, require_renderer
 

@@ -10,10 +10,10 @@ from fractions import Fraction
 import sympy
 from sympy.parsing.sympy_parser import parse_expr
 
-from geosynth._quantities import Angle, Area, Length
 from geosynth.calc._errors import CalcFormatError
 from geosynth.calc._figure import Figure
 from geosynth.calc._model import Const, Num, Op, Var
+from geosynth.engine import Angle, Area, Length
 
 ONE = "1"
 """The unit of constants in the linear system."""

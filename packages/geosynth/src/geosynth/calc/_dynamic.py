@@ -12,11 +12,10 @@ from collections.abc import Callable, Iterator
 
 import sympy
 
-from geosynth._relations import Parallel, Perpendicular
-from geosynth._shapes import Shape
 from geosynth.calc._engine import Engine
 from geosynth.calc._model import Polygon
 from geosynth.calc._rules import Derived, convex_polygons, meet, relations, transversal_angles
+from geosynth.engine import Parallel, Perpendicular, Shape
 
 _MAX_TRIANGLES = 60
 """Similarity is looked for among at most this many triangles (pairs grow quadratically)."""

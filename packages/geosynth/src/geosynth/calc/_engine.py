@@ -1,7 +1,7 @@
 """The solving loop: equations into an exact linear system, nonlinear ones solved one unknown at a time.
 
 Every equation gets an id and remembers its rule and premises (ids of equations or given facts). Linear
-equations (rational coefficients after scaling) go into :class:`~geosynth._elimination.LinearSystem`, whose
+equations (rational coefficients after scaling) go into :class:`~geosynth.engine.LinearSystem`, whose
 rows remember the ids combined into them. A nonlinear equation is rewritten with every quantity replaced
 by its reduced form (a combination of the system's free unknowns); when that leaves it linear it joins
 the system, and when it leaves one unknown it is solved numerically, keeping the roots that keep every
@@ -19,10 +19,10 @@ from typing import cast
 
 import sympy
 
-from geosynth._elimination import LinearSystem
 from geosynth.calc._algebra import ONE, linear_form, real_roots
 from geosynth.calc._figure import Figure
 from geosynth.calc._rules import Derived
+from geosynth.engine import LinearSystem
 from geosynth.errors import GeoSynthError
 
 _DOMAIN: dict[str, tuple[float, float]] = {

@@ -14,19 +14,6 @@ from collections.abc import Iterable, Iterator
 
 import sympy
 
-from geosynth._quantities import Angle, Area, Length
-from geosynth._relations import (
-    Between,
-    Collinear,
-    CongruentTriangles,
-    Midpoint,
-    OppositeSide,
-    Parallel,
-    Perpendicular,
-    SameSide,
-    SimilarTriangles,
-)
-from geosynth._shapes import Shape
 from geosynth.calc._model import (
     CalcProblem,
     Centroid,
@@ -36,6 +23,21 @@ from geosynth.calc._model import (
     Polygon,
     SimilarPolygons,
     Var,
+)
+from geosynth.engine import (
+    Angle,
+    Area,
+    Between,
+    Collinear,
+    CongruentTriangles,
+    Length,
+    Midpoint,
+    OppositeSide,
+    Parallel,
+    Perpendicular,
+    SameSide,
+    Shape,
+    SimilarTriangles,
 )
 
 Pair = frozenset[str]

@@ -15,20 +15,6 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from geosynth._quantities import Angle, Area, Length
-from geosynth._relations import (
-    Between,
-    Collinear,
-    CongruentTriangles,
-    Midpoint,
-    NotCollinear,
-    OppositeSide,
-    Parallel,
-    Perpendicular,
-    SameSide,
-    SimilarTriangles,
-)
-from geosynth._shapes import Kite, Parallelogram, Rectangle, Rhombus, Square, Trapezoid
 from geosynth.calc._errors import CalcFormatError
 from geosynth.calc._model import (
     CalcProblem,
@@ -41,6 +27,27 @@ from geosynth.calc._model import (
     Polygon,
     SimilarPolygons,
     Var,
+)
+from geosynth.engine import (
+    Angle,
+    Area,
+    Between,
+    Collinear,
+    CongruentTriangles,
+    Kite,
+    Length,
+    Midpoint,
+    NotCollinear,
+    OppositeSide,
+    Parallel,
+    Parallelogram,
+    Perpendicular,
+    Rectangle,
+    Rhombus,
+    SameSide,
+    SimilarTriangles,
+    Square,
+    Trapezoid,
 )
 from geosynth.errors import GeoSynthError
 

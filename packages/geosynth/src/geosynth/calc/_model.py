@@ -13,20 +13,27 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from geosynth._quantities import Angle, Area, Length
-from geosynth._relations import (
+from geosynth.engine import (
+    Angle,
+    Area,
     Between,
     Collinear,
     CongruentTriangles,
+    Kite,
+    Length,
     Midpoint,
     NotCollinear,
     OppositeSide,
     Parallel,
+    Parallelogram,
     Perpendicular,
+    Rectangle,
+    Rhombus,
     SameSide,
     SimilarTriangles,
+    Square,
+    Trapezoid,
 )
-from geosynth._shapes import Kite, Parallelogram, Rectangle, Rhombus, Square, Trapezoid
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 

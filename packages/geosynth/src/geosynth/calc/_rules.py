@@ -12,17 +12,23 @@ from dataclasses import dataclass
 
 import sympy
 
-from geosynth._relations import (
-    CongruentTriangles,
-    EqualLength,
-    Midpoint,
-    Parallel,
-    Perpendicular,
-    SimilarTriangles,
-)
-from geosynth._shapes import Kite, Parallelogram, Rectangle, Rhombus, Shape, Square, Trapezoid
 from geosynth.calc._figure import Figure, relation_points
 from geosynth.calc._model import Centroid, Incenter, Polygon, SimilarPolygons
+from geosynth.engine import (
+    CongruentTriangles,
+    EqualLength,
+    Kite,
+    Midpoint,
+    Parallel,
+    Parallelogram,
+    Perpendicular,
+    Rectangle,
+    Rhombus,
+    Shape,
+    SimilarTriangles,
+    Square,
+    Trapezoid,
+)
 
 Premise = int | str
 """An equation id (int) or a given relation's text (str)."""

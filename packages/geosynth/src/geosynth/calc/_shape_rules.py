@@ -7,15 +7,6 @@ from collections.abc import Callable, Iterator
 
 import sympy
 
-from geosynth._relations import (
-    CongruentTriangles,
-    EqualLength,
-    Midpoint,
-    Parallel,
-    Perpendicular,
-    SimilarTriangles,
-)
-from geosynth._shapes import Kite, Parallelogram, Rectangle, Rhombus, Shape, Square, Trapezoid
 from geosynth.calc._figure import Figure
 from geosynth.calc._model import Centroid, Incenter, Polygon, SimilarPolygons
 from geosynth.calc._rules import (
@@ -26,6 +17,21 @@ from geosynth.calc._rules import (
     relations,
     triangle_area_equations,
     uses_area,
+)
+from geosynth.engine import (
+    CongruentTriangles,
+    EqualLength,
+    Kite,
+    Midpoint,
+    Parallel,
+    Parallelogram,
+    Perpendicular,
+    Rectangle,
+    Rhombus,
+    Shape,
+    SimilarTriangles,
+    Square,
+    Trapezoid,
 )
 
 _HALF = sympy.Rational(1, 2)

@@ -1,7 +1,7 @@
 """Solving calculation problems: run the rules, alternate linear elimination and one-unknown solving, trace.
 
 :func:`solve_calc` solves one problem in-process; :func:`solve_calc_all` runs many, each in a worker
-process killed at a hard timeout, yielding :class:`geosynth._solve.SolveResult` in input order.
+process killed at a hard timeout, yielding :class:`geosynth.engine.SolveResult` in input order.
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ from multiprocessing.connection import Connection
 
 import sympy
 
-from geosynth._quantities import Angle, Area, Length
-from geosynth._relations import Parallel, Perpendicular
-from geosynth._solve import SolveResult, run_isolated
 from geosynth.calc._algebra import linear_form, to_sympy
 from geosynth.calc._dynamic import DYNAMIC_RULES, relation_goal
 from geosynth.calc._engine import Engine, EqRecord
@@ -23,6 +20,7 @@ from geosynth.calc._figure import Figure
 from geosynth.calc._model import CalcProblem, CalcSolution, CalcStep, Equation, Op
 from geosynth.calc._rules import STATIC_RULES, Derived
 from geosynth.calc._shape_rules import SHAPE_RULES
+from geosynth.engine import Angle, Area, Length, Parallel, Perpendicular, SolveResult, run_isolated
 from geosynth.errors import GeoSynthError
 
 _ROUNDS = 60

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from geodsl.sandbox import Sandbox, SandboxLimits, SandboxResult
-from geosynth import _ray
+from geosynth import engine
 from geosynth.mts._config import LLMConfig
 from geosynth.mts._llm import build_sampler
 from geosynth.mts.errors import MTSConfigError, MTSLLMError, MTSWorkerError
@@ -85,13 +85,13 @@ RAY_START_SECONDS = 120.0
 
 
 def _import_ray() -> Any:
-    """Ray, for ``use_ray`` (see :func:`geosynth._ray.import_ray`).
+    """Ray, for ``use_ray`` (see :func:`geosynth.engine.import_ray`).
 
     Raises:
         MTSConfigError: Ray is not installed.
     """
     try:
-        return _ray.import_ray('--ray needs Ray: pip install "ray>=2.9"')
+        return engine.import_ray('--ray needs Ray: pip install "ray>=2.9"')
     except ImportError as exc:
         raise MTSConfigError(str(exc)) from exc
 
@@ -114,7 +114,7 @@ class RayRunner:
         ray = _import_ray()
         self._ray = ray
         try:
-            self._owns_ray = _ray.join_or_start(ray, jobs)
+            self._owns_ray = engine.join_or_start(ray, jobs)
         except (ConnectionError, RuntimeError) as exc:
             address = os.environ.get("RAY_ADDRESS")
             raise MTSWorkerError(f"cannot start or reach Ray (RAY_ADDRESS={address!r}): {exc}") from exc

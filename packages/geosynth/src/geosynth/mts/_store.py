@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from geosynth._files import atomic_write
+from geosynth.engine import atomic_write
 from geosynth.mts.errors import MTSOutputError
 
 __all__ = ("ShardStore", "dump_line", "read_jsonl", "stable_hash", "write_json", "write_jsonl", "write_text")

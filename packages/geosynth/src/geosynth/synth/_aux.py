@@ -21,27 +21,32 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from geosynth._deductive import Deduction, deduce
-from geosynth._definitions import ConstructionDef, default_definitions
-from geosynth._geometry import Degenerate
-from geosynth._numeric import holds
-from geosynth._predicates import relation_text
-from geosynth._problem import Clause, Problem, parse_clause, parse_problem
-from geosynth._realise import Diagram, _check_new, _compile_clause, _place, realise
-from geosynth._relations import (
+from geosynth.engine import (
+    Clause,
     Collinear,
     Concyclic,
     CongruentTriangles,
+    ConstructionDef,
+    Deduction,
+    Diagram,
     EqualLength,
     EqualLineAngles,
     Midpoint,
     Parallel,
     Perpendicular,
+    Problem,
+    ProofStep,
     Relation,
     SimilarTriangles,
+    deduce,
+    default_definitions,
+    parse_clause,
+    parse_problem,
+    proof_steps,
+    realise,
+    relation_text,
 )
-from geosynth._solve import ProofStep, proof_steps
-from geosynth.errors import ConstructionFailed, GeoSynthError, ProblemSyntaxError
+from geosynth.errors import GeoSynthError, ProblemSyntaxError
 from geosynth.synth._proving import trivial
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -138,52 +143,6 @@ def with_auxiliary(problem: Problem, clauses: Sequence[Clause]) -> Problem:
     body = "; ".join([problem.text().partition(" ? ")[0], *(c.text() for c in clauses)])
     goal = "" if problem.goal is None else f" ? {relation_text(problem.goal)}"
     return parse_problem(body + goal, problem.name)
-
-
-def extend_diagram(
-    diagram: Diagram,
-    clause: Clause,
-    rng: np.random.Generator,
-    *,
-    attempts: int = 20,
-    definitions: dict[str, ConstructionDef] | None = None,
-) -> Diagram:
-    """Place one more clause on an existing diagram, keeping every existing point where it is.
-
-    Args:
-        diagram: The diagram of the problem so far.
-        clause: A clause over the diagram's points.
-        rng: Random generator (used by constructions with a free parameter).
-        attempts: Placements tried before giving up.
-        definitions: Construction definitions; the bundled ones when ``None``.
-
-    Returns:
-        The diagram with the clause's points added.
-
-    Raises:
-        ConstructionFailed: A precondition fails on the diagram, or no placement satisfies the clause.
-    """
-    step = _compile_clause(clause, default_definitions() if definitions is None else definitions)
-    coords = diagram.coords()
-    for rel in step.preconditions:
-        if not holds(rel, coords):
-            raise ConstructionFailed(
-                attempts=1, clause=step.text, reason=f"precondition {relation_text(rel)} fails"
-            )
-    reason = ""
-    for _ in range(max(1, attempts)):
-        try:
-            placed = _place(step, coords, rng)
-            _check_new(step, placed, coords)
-            merged = {**coords, **placed}
-            if bad := next((r for r in step.facts if not holds(r, merged)), None):
-                raise Degenerate(f"fact {relation_text(bad)} fails")
-        except Degenerate as err:
-            reason = str(err)
-            continue
-        points = {**diagram.points, **{n: (float(p[0]), float(p[1])) for n, p in placed.items()}}
-        return Diagram(points=points, attempts=diagram.attempts)
-    raise ConstructionFailed(attempts=max(1, attempts), clause=step.text, reason=reason)
 
 
 def restrict(diagram: Diagram, problem: Problem) -> Diagram:

@@ -20,14 +20,20 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from geosynth._deductive import deduce
-from geosynth._definitions import default_definitions
-from geosynth._files import atomic_write
-from geosynth._problem import Problem, parse_clause, parse_problem
-from geosynth._realise import Diagram, realise
-from geosynth._workers import worker_context
+from geosynth.engine import (
+    Diagram,
+    Problem,
+    atomic_write,
+    deduce,
+    default_definitions,
+    extend_diagram,
+    parse_clause,
+    parse_problem,
+    realise,
+    worker_context,
+)
 from geosynth.errors import GeoSynthError
-from geosynth.synth._aux import AuxExample, aux_examples_from, extend_diagram, new_point_name
+from geosynth.synth._aux import AuxExample, aux_examples_from, new_point_name
 
 BASES: tuple[str, ...] = (
     "a b c = triangle a b c",

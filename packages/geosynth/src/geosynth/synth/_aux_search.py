@@ -23,15 +23,21 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from geosynth._deductive import deduce
-from geosynth._definitions import default_definitions
-from geosynth._problem import Clause, Problem, parse_clause, parse_problem
-from geosynth._realise import Diagram, realise
+from geosynth.engine import (
+    Clause,
+    Diagram,
+    Problem,
+    deduce,
+    default_definitions,
+    extend_diagram,
+    parse_clause,
+    parse_problem,
+    realise,
+)
 from geosynth.errors import ConstructionFailed, GeoSynthError, ProblemSyntaxError, UnknownConstructionError
 from geosynth.synth._aux import (
     STANDARD_KINDS,
     AuxExample,
-    extend_diagram,
     standard_constructions,
     with_auxiliary,
 )

@@ -16,13 +16,18 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from geosynth._chasing import DEG
-from geosynth._deductive import Deduction
-from geosynth._geometry import Vec, norm
-from geosynth._predicates import relation_text
-from geosynth._problem import Problem, parse_problem
-from geosynth._realise import Diagram
-from geosynth._solve import ProofStep, _Tracer
+from geosynth.engine import (
+    DEG,
+    Deduction,
+    Diagram,
+    Problem,
+    ProofStep,
+    Tracer,
+    Vec,
+    norm,
+    parse_problem,
+    relation_text,
+)
 from geosynth.synth._config import SynthConfig
 from geosynth.synth._sample import Figure
 from geosynth.synth._trace import derived_count, prune, run_engine, trace_steps
@@ -107,7 +112,7 @@ class Evaluator:
 
     def __init__(self, deduction: Deduction, scale: tuple[str, str]) -> None:
         """Build both systems from every fact of a finished search."""
-        self.tracer = _Tracer(deduction, None)
+        self.tracer = Tracer(deduction, None)
         self.angles, self.ratios = self.tracer.systems()
         if deduction.diagram is None:
             raise SynthError("the search kept no diagram to read the figure's coordinates from")

@@ -27,10 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from geodsl.data import PGPSRecord
-from geosynth._files import atomic_write
-from geosynth._problem import parse_problem
-from geosynth._realise import Diagram
-from geosynth._workers import worker_context
+from geosynth.engine import Diagram, atomic_write, parse_problem, worker_context
 from geosynth.synth._config import SynthConfig, Task
 from geosynth.synth._generate import generate_with_figure
 from geosynth.synth._records import SynthRecord

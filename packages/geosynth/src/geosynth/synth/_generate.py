@@ -17,9 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from geosynth._problem import Problem, parse_problem
-from geosynth._realise import Diagram
-from geosynth._solve import ProofStep, format_proof
+from geosynth.engine import Diagram, Problem, ProofStep, format_proof, parse_problem
 from geosynth.synth._aux import split_auxiliary
 from geosynth.synth._bridge import to_pgps
 from geosynth.synth._calculation import CalculationProblem, check_calculation, make_calculation

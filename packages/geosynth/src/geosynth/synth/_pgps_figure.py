@@ -14,8 +14,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from geosynth._problem import Problem
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram, Problem
 from geosynth.synth._render import _collect, _merge_collinear
 from geosynth.synth.errors import SynthError
 

@@ -28,9 +28,7 @@ from typing import Any
 from geodsl import OPERATORS
 from geodsl.data import PGPSRecord, load_pgps
 from geodsl.errors import DataError
-from geosynth._files import atomic_write
-from geosynth._problem import Problem, parse_problem
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram, Problem, atomic_write, parse_problem
 from geosynth.synth._pgps_compose import (
     STATABLE,
     Design,

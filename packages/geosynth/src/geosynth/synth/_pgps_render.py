@@ -13,8 +13,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from geosynth._problem import Problem
-from geosynth._realise import Diagram
+from geosynth.engine import Diagram, Problem
 from geosynth.synth._pgps_figure import Q
 from geosynth.synth._render import (
     _CHAR_WIDTH,

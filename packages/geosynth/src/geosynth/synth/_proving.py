@@ -11,13 +11,19 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from geosynth._deductive import Deduction
-from geosynth._numeric import holds
-from geosynth._predicates import relation_text
-from geosynth._problem import parse_problem
-from geosynth._realise import Diagram
-from geosynth._relations import CongruentTriangles, EqualLineAngles, Relation, SimilarTriangles
-from geosynth._solve import ProofStep, proof_steps
+from geosynth.engine import (
+    CongruentTriangles,
+    Deduction,
+    Diagram,
+    EqualLineAngles,
+    ProofStep,
+    Relation,
+    SimilarTriangles,
+    holds,
+    parse_problem,
+    proof_steps,
+    relation_text,
+)
 from geosynth.synth._config import SynthConfig
 from geosynth.synth._sample import Figure
 from geosynth.synth._trace import derived_count, prune, run_engine, trace_steps

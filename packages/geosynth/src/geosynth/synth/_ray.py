@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from geosynth import _ray
+from geosynth import engine
 from geosynth.synth.errors import SynthUnavailableError
 
 RAY_START_SECONDS = 120.0
@@ -14,13 +14,13 @@ RAY_START_SECONDS = 120.0
 
 
 def import_ray() -> Any:
-    """Ray, for ``--ray`` (see :func:`geosynth._ray.import_ray`).
+    """Ray, for ``--ray`` (see :func:`geosynth.engine.import_ray`).
 
     Raises:
         SynthUnavailableError: Ray is not installed.
     """
     try:
-        return _ray.import_ray('--ray needs Ray: pip install "geosynth[ray]"')
+        return engine.import_ray('--ray needs Ray: pip install "geosynth[ray]"')
     except ImportError as exc:
         raise SynthUnavailableError(str(exc)) from exc
 
@@ -35,7 +35,7 @@ def ray_shards(args: list[tuple[Any, ...]], jobs: int) -> Iterator[Any]:
 
     ray = import_ray()
     try:
-        owns = _ray.join_or_start(ray, jobs)
+        owns = engine.join_or_start(ray, jobs)
     except (ConnectionError, RuntimeError) as exc:
         raise SynthUnavailableError(
             f"cannot start or reach Ray (RAY_ADDRESS={os.environ.get('RAY_ADDRESS')!r}): {exc}"

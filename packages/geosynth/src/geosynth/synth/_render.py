@@ -24,10 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._definitions import ConstructionDef, default_definitions
-from geosynth._predicates import relation_text
-from geosynth._problem import Problem
-from geosynth._realise import Diagram
+from geosynth.engine import ConstructionDef, Diagram, Problem, default_definitions, relation_text
 from geosynth.errors import GeoSynthError
 from geosynth.synth._text import point_label
 from geosynth.synth.errors import SynthUnavailableError

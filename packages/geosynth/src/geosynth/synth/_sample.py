@@ -14,9 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geosynth._definitions import default_definitions
-from geosynth._problem import Clause, Problem, parse_clause, parse_problem
-from geosynth._realise import Diagram, realise
+from geosynth.engine import (
+    Clause,
+    Diagram,
+    Problem,
+    default_definitions,
+    parse_clause,
+    parse_problem,
+    realise,
+)
 from geosynth.errors import ConstructionFailed, ProblemSyntaxError
 from geosynth.synth._config import PARAM_SLOTS, RuleSpec, SynthConfig, Task
 

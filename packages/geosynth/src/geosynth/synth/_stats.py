@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._workers import worker_context
+from geosynth.engine import worker_context
 from geosynth.synth._config import SynthConfig
 from geosynth.synth._dataset import read_records
 from geosynth.synth._generate import check_record

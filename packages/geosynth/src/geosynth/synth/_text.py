@@ -22,12 +22,20 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._definitions import ConstructionDef, default_definitions
-from geosynth._predicates import build_relation, relation_text
-from geosynth._problem import Clause, Construction, Problem
-from geosynth._relations import DirectedAngleConstant, RatioConstant, Relation
-from geosynth._shapes import Shape
-from geosynth._solve import ProofStep
+from geosynth.engine import (
+    Clause,
+    Construction,
+    ConstructionDef,
+    DirectedAngleConstant,
+    Problem,
+    ProofStep,
+    RatioConstant,
+    Relation,
+    Shape,
+    build_relation,
+    default_definitions,
+    relation_text,
+)
 from geosynth.errors import RelationError
 from geosynth.synth._choices import boxed
 from geosynth.synth.errors import SynthError

@@ -13,23 +13,26 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from geosynth._angles import undirected_equation
-from geosynth._diagrammatic import diagrammatic_relations
-from geosynth._problem import Problem
-from geosynth._quantities import Angle, Area, Length
-from geosynth._realise import Diagram, compile_problem
-from geosynth._relations import (
+from geosynth.engine import (
+    Angle,
+    Area,
     CircleThrough,
     Collinear,
     CongruentTriangles,
+    Diagram,
     DirectedAngleConstant,
     EqualLength,
     EqualLineAngles,
+    Length,
     Midpoint,
     Parallel,
     Perpendicular,
+    Problem,
     Relation,
     SimilarTriangles,
+    compile_problem,
+    diagrammatic_relations,
+    undirected_equation,
 )
 
 DIRECT = (Collinear, Perpendicular, Parallel, Midpoint, SimilarTriangles, CongruentTriangles)

@@ -11,12 +11,21 @@ import string
 import time
 from collections.abc import Iterable, Sequence
 
-from geosynth._deductive import Deduction, deduce
-from geosynth._definitions import default_definitions
-from geosynth._problem import Clause, Problem
-from geosynth._realise import Diagram
-from geosynth._relations import Relation
-from geosynth._solve import DIAGRAM, GIVEN, SAME_CLASSES, SAME_SEGMENT, ProofStep, _Tracer
+from geosynth.engine import (
+    DIAGRAM,
+    GIVEN,
+    SAME_CLASSES,
+    SAME_SEGMENT,
+    Clause,
+    Deduction,
+    Diagram,
+    Problem,
+    ProofStep,
+    Relation,
+    Tracer,
+    deduce,
+    default_definitions,
+)
 from geosynth.errors import GeoSynthError
 from geosynth.synth._config import SynthConfig
 
@@ -50,7 +59,7 @@ def trace_steps(deduction: Deduction, roots: Sequence[Relation], *, minimal: boo
     Returns:
         The steps, each after the steps it uses; the roots are among them.
     """
-    tracer = _Tracer(deduction, "l0" if minimal else None)
+    tracer = Tracer(deduction, "l0" if minimal else None)
     numbers: dict[Relation, int] = {}
     steps: list[ProofStep] = []
     for root in roots:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from geosynth._chasing import factor
+from geosynth.engine import factor
 
 PowerProduct = dict[int, Fraction]
 """``prod p ** e`` as prime to rational exponent (zero exponents are not stored)."""

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._definitions import ConstructionDef, default_definitions
-from geosynth._predicates import build_relation, relation_text
-from geosynth._relations import Relation
-from geosynth._shapes import AnyRelation
+from geosynth.engine.language.definitions import ConstructionDef, default_definitions
+from geosynth.engine.language.predicates import build_relation, relation_text
+from geosynth.engine.language.relations import Relation
+from geosynth.engine.language.shapes import AnyRelation
 from geosynth.errors import ProblemSyntaxError, RelationError, UnknownConstructionError, UnknownPredicateError
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)

@@ -1,6 +1,6 @@
 """Minimal supports of facts derived by elimination: which source facts a chased fact really needs.
 
-The elimination (:mod:`geosynth._elimination`) tags every row with the sources combined into it, a
+The elimination (:mod:`geosynth.engine.algebra.elimination`) tags every row with the sources combined into it, a
 superset of what the derived fact needs. Here the question is asked directly: given the target
 equations (a fact's linear forms) and candidate rows (linear forms, each needing a set of source facts),
 find the fewest source facts whose rows combine linearly into every target.
@@ -30,7 +30,7 @@ from typing import Literal
 
 from pyscipopt import Model, Variable, quicksum
 
-from geosynth._chasing import (
+from geosynth.engine.algebra.chasing import (
     ANGLE_FACTS,
     RATIO_FACTS,
     AngleSystem,
@@ -39,10 +39,10 @@ from geosynth._chasing import (
     intercepts,
     thales,
 )
-from geosynth._elimination import LinearSystem
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._relations import (
+from geosynth.engine.algebra.elimination import LinearSystem
+from geosynth.engine.algebra.transversals import transversal_equations
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import (
     Collinear,
     CongruentTriangles,
     DirectedAngleConstant,
@@ -53,8 +53,8 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
-from geosynth._replay import premise_store
-from geosynth._transversals import transversal_equations
+from geosynth.engine.proofs.replay import premise_store
+from geosynth.engine.store.factstore import FactStore
 from geosynth.errors import GeoSynthError
 
 Method = Literal["l0", "l1"]

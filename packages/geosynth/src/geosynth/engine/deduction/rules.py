@@ -13,12 +13,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._definitions import Statement
-from geosynth._predicates import PREDICATES
+from geosynth.engine.language.definitions import Statement
+from geosynth.engine.language.predicates import PREDICATES
 from geosynth.errors import DefinitionError
 
 RULE_ONLY_PREDICATES = frozenset({"eqratio3", "sameside"})
-"""Predicates allowed in rules besides those of :data:`geosynth._predicates.PREDICATES`."""
+"""Predicates allowed in rules besides those of :data:`geosynth.engine.language.predicates.PREDICATES`."""
 
 
 class Rule(BaseModel):
@@ -86,4 +86,6 @@ def load_rules(path: Path | None = None) -> tuple[Rule, ...]:
 
 @cache
 def _bundled() -> tuple[Rule, ...]:
-    return parse_rules(resources.files("geosynth").joinpath("rules", "rules.txt").read_text(encoding="utf-8"))
+    return parse_rules(
+        resources.files("geosynth.engine").joinpath("rules", "rules.txt").read_text(encoding="utf-8")
+    )

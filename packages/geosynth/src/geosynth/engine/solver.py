@@ -1,8 +1,8 @@
 """Solving problems end to end: realise a diagram, deduce, trace the goal back to the givens.
 
 :func:`solve` runs one problem in-process; :func:`solve_all` runs many, each in its own worker process
-with a hard timeout, and yields results in input order. :func:`proof_steps` linearises the derivation of
-the goal in post-order (every fact after the facts it uses) and :func:`format_proof` prints it.
+with a hard timeout, and yields results in input order. The proof of a solved problem is traced by
+:func:`geosynth.engine.proof_steps` (``proofs/proof.py``): the derivation of the goal in post-order.
 """
 
 from __future__ import annotations
@@ -17,35 +17,16 @@ from typing import TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._deductive import Deduction, deduce
-from geosynth._problem import Problem
-from geosynth._proof import (
-    ProofStep,
-    _Tracer,
-    format_proof,
-    proof_data,
-    proof_steps,
-)
-from geosynth._realise import realise
-from geosynth._replay import DIAGRAM, DIAGRAMMATIC, GIVEN, SAME_CLASSES, SAME_SEGMENT, Proof
-from geosynth._support import Method
-from geosynth._workers import worker_context
+from geosynth.engine.deduction.deductive import Deduction, deduce
+from geosynth.engine.diagram.realise import realise
+from geosynth.engine.language.problem import Problem
+from geosynth.engine.proofs.proof import proof_data, proof_steps
+from geosynth.engine.proofs.replay import Proof
+from geosynth.engine.proofs.support import Method
+from geosynth.engine.workers import worker_context
 from geosynth.errors import GeoSynthError
 
-__all__ = (
-    "DIAGRAM",
-    "DIAGRAMMATIC",
-    "GIVEN",
-    "SAME_CLASSES",
-    "SAME_SEGMENT",
-    "ProofStep",
-    "SolveResult",
-    "_Tracer",
-    "format_proof",
-    "proof_steps",
-    "solve",
-    "solve_all",
-)
+__all__ = ("SolveResult", "run_isolated", "solve", "solve_all")
 
 
 class SolveResult(BaseModel):

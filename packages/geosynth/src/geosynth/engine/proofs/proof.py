@@ -2,9 +2,9 @@
 
 :func:`trace_proof` walks the derivation of the goal in post-order (every fact after the facts it uses).
 Facts the elimination derived (angle and ratio chasing) get their premises re-chosen: the fewest
-source facts whose equations combine into the fact's (:func:`geosynth._support.minimal_support`, L0 or
+source facts whose equations combine into the fact's (:func:`geosynth.engine.proofs.support.minimal_support`, L0 or
 L1 in SCIP, verified exactly), plus the collinearities that make the lines they name the same lines
-(:func:`geosynth._support.class_premises`); the result is checked by the replay's own elimination check
+(:func:`geosynth.engine.proofs.support.class_premises`); the result is checked by the replay's own elimination check
 and the elimination's source set is kept when it fails. :func:`format_proof` prints the raw numbered
 steps; :func:`textbook_steps` merges and folds them for a reader (rule names and symbols are tables).
 """
@@ -17,14 +17,23 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._chasing import AngleSystem, RatioSystem, build_systems, goal_sources
-from geosynth._deductive import KINDS, Deduction, Derivation, compile_rule
-from geosynth._factstore import FactStore
-from geosynth._lengths import LENGTH_RULE
-from geosynth._predicates import relation_text
-from geosynth._problem import Problem, format_problem
-from geosynth._relations import CircleThrough, Collinear, Concyclic, EqualLength, Midpoint, Parallel, Relation
-from geosynth._replay import (
+from geosynth.engine.algebra.chasing import AngleSystem, RatioSystem, build_systems, goal_sources
+from geosynth.engine.algebra.lengths import LENGTH_RULE
+from geosynth.engine.algebra.triangles import SIMILARITY_RULE
+from geosynth.engine.deduction.deductive import KINDS, Deduction, Derivation, compile_rule
+from geosynth.engine.language.predicates import relation_text
+from geosynth.engine.language.problem import Problem, format_problem
+from geosynth.engine.language.relations import (
+    CircleThrough,
+    Collinear,
+    Concyclic,
+    EqualLength,
+    Midpoint,
+    Parallel,
+    Relation,
+)
+from geosynth.engine.language.shapes import AnyRelation
+from geosynth.engine.proofs.replay import (
     ALGEBRA_RULES,
     CHASING_RULES,
     DIAGRAM,
@@ -40,9 +49,8 @@ from geosynth._replay import (
     rule_table,
     systems_of,
 )
-from geosynth._shapes import AnyRelation
-from geosynth._support import Method, chased_support, class_premises
-from geosynth._triangles import SIMILARITY_RULE
+from geosynth.engine.proofs.support import Method, chased_support, class_premises
+from geosynth.engine.store.factstore import FactStore
 
 
 class ProofStep(BaseModel):
@@ -85,8 +93,11 @@ def _dedupe(facts: Sequence[Relation]) -> tuple[Relation, ...]:
     return tuple(dict.fromkeys(facts))
 
 
-class _Tracer:
-    """Explains facts a proof uses: their own derivation, or how the final state implies them."""
+class Tracer:
+    """Explains facts a proof uses: their own derivation, or how the final state implies them.
+
+    :func:`trace_proof` drives one; :mod:`geosynth.synth` uses it directly to explain synthetic goals.
+    """
 
     def __init__(self, deduction: Deduction, support: Method | None = None) -> None:
         self.givens = set(deduction.givens)
@@ -109,6 +120,7 @@ class _Tracer:
         """Facts known at the end of the search (``facts`` may grow: :meth:`systems` appends to it)."""
 
     def systems(self) -> tuple[AngleSystem, RatioSystem]:
+        """The angle and ratio systems over every fact known at the end of the search (built once)."""
         if self._systems is None:
             store = FactStore(list(self.points))
             for fact in self.facts:
@@ -256,7 +268,7 @@ def trace_proof(problem: Problem, deduction: Deduction, support: Method | None =
     goal = problem.goal
     if goal is None or not deduction.proved or deduction.diagram is None:
         return TracedProof([])
-    tracer = _Tracer(deduction, support)
+    tracer = Tracer(deduction, support)
     numbers: dict[Relation, int] = {}
     steps: list[ProofStep] = []
     stack: list[tuple[Relation, bool, int]] = [(goal, False, tracer.size)]

@@ -24,11 +24,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from geosynth._chasing import Finding, RatioSystem, log_of
-from geosynth._elimination import Expr, LinearSystem, Reduced, add_scaled
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._relations import (
+from geosynth.engine.algebra.chasing import Finding, RatioSystem, log_of
+from geosynth.engine.algebra.elimination import Expr, LinearSystem, Reduced, add_scaled
+from geosynth.engine.algebra.transversals import points_on_lines
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import (
     Between,
     CircleThrough,
     Collinear,
@@ -38,7 +38,7 @@ from geosynth._relations import (
     RatioConstant,
     Relation,
 )
-from geosynth._transversals import points_on_lines
+from geosynth.engine.store.factstore import FactStore
 
 LENGTH_RULE = "length chasing"
 """The rule name recorded for facts the length system derives."""

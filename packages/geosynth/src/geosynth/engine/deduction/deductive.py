@@ -21,16 +21,16 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._algebra import algebra_findings
-from geosynth._chasing import triangle_angle_forms
-from geosynth._definitions import Statement
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._numeric import holds
-from geosynth._predicates import build_relation
-from geosynth._problem import Problem
-from geosynth._realise import Diagram, compile_problem
-from geosynth._relations import (
+from geosynth.engine.algebra.chasing import triangle_angle_forms
+from geosynth.engine.algebra.findings import algebra_findings
+from geosynth.engine.deduction.rules import Rule, load_rules, parse_rule
+from geosynth.engine.diagram.numeric import holds
+from geosynth.engine.diagram.realise import Diagram, compile_problem
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.definitions import Statement
+from geosynth.engine.language.predicates import build_relation
+from geosynth.engine.language.problem import Problem
+from geosynth.engine.language.relations import (
     CircleThrough,
     Collinear,
     Concyclic,
@@ -46,8 +46,8 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
-from geosynth._rules import Rule, load_rules, parse_rule
-from geosynth._shapes import AnyRelation
+from geosynth.engine.language.shapes import AnyRelation
+from geosynth.engine.store.factstore import FactStore
 from geosynth.errors import RelationError
 
 Atom = tuple[str, tuple[str, ...]]
@@ -380,7 +380,8 @@ ALGEBRA_FACTS = (DirectedAngleConstant, EqualRatios, RatioConstant, SimilarTrian
 """Construction facts the store cannot hold but the algebraic system reads."""
 
 
-def _load_givens(store: FactStore, problem: Problem) -> list[Relation]:
+def load_givens(store: FactStore, problem: Problem) -> list[Relation]:
+    """Load the facts of a problem's constructions into ``store``; returns every given (stored or algebraic)."""
     givens: list[Relation] = []
     for step in compile_problem(problem):
         for fact in step.facts:
@@ -504,7 +505,7 @@ def deduce(
     """
     start = time.perf_counter()
     store = FactStore(problem.points)
-    givens = _load_givens(store, problem)
+    givens = load_givens(store, problem)
     # No ANALYZE here: statistics of the givens-only tables mislead the planner once they grow (measured:
     # bench_store's 20-point problem gains 2x, but JGEX wang3 goes from 2.8 s solved to over 60 s unsolved).
     chosen = (load_rules() if rules is None else rules) + DEFINITION_RULES

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from geosynth._geometry import (
+from geosynth.engine.geometry.geometry import (
     Circle,
     Degenerate,
     Line,

@@ -20,12 +20,12 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-from geosynth._chasing import AngleSystem, Finding, RatioSystem, bisector_rows, is_bisector
-from geosynth._elimination import Expr, Reduced, add_scaled
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._relations import Collinear, EqualLineAngles, Parallel, Relation
-from geosynth._transversals import lines_by_direction, points_on_lines
+from geosynth.engine.algebra.chasing import AngleSystem, Finding, RatioSystem, bisector_rows, is_bisector
+from geosynth.engine.algebra.elimination import Expr, Reduced, add_scaled
+from geosynth.engine.algebra.transversals import lines_by_direction, points_on_lines
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import Collinear, EqualLineAngles, Parallel, Relation
+from geosynth.engine.store.factstore import FactStore
 
 CONVERSE_THALES = "r28"
 """The rule name of parallels from proportional cuts (``rules.txt`` r28)."""

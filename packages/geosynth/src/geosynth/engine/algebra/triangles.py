@@ -13,11 +13,11 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-from geosynth._chasing import DEG, AngleSystem, Finding, RatioSystem
-from geosynth._elimination import Expr, Reduced
-from geosynth._geometry import Vec
-from geosynth._numeric import holds
-from geosynth._relations import CongruentTriangles, Relation, SimilarTriangles
+from geosynth.engine.algebra.chasing import DEG, AngleSystem, Finding, RatioSystem
+from geosynth.engine.algebra.elimination import Expr, Reduced
+from geosynth.engine.diagram.numeric import holds
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import CongruentTriangles, Relation, SimilarTriangles
 
 SIMILARITY_RULE = "similar triangles (ratios)"
 """The rule name recorded for triangles found similar or congruent by the systems."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from geosynth._geometry import Vec, cross, norm, undirected_angle
-from geosynth._numeric import EQUAL_TOL, SEPARATION, Coords, signed_side
-from geosynth._quantities import Angle, Area, Length, LinearEquation, Term, Variable
-from geosynth._realise import Diagram
-from geosynth._relations import FOUR_PAIR_ORDERS, EqualLineAngles
+from geosynth.engine.diagram.numeric import EQUAL_TOL, SEPARATION, Coords, signed_side
+from geosynth.engine.diagram.realise import Diagram
+from geosynth.engine.geometry.geometry import Vec, cross, norm, undirected_angle
+from geosynth.engine.language.quantities import Angle, Area, Length, LinearEquation, Term, Variable
+from geosynth.engine.language.relations import FOUR_PAIR_ORDERS, EqualLineAngles
 from geosynth.errors import RelationError
 
 

@@ -7,7 +7,7 @@ see them on the next pass.
 
 from __future__ import annotations
 
-from geosynth._chasing import (
+from geosynth.engine.algebra.chasing import (
     Finding,
     angle_findings,
     build_systems,
@@ -16,12 +16,12 @@ from geosynth._chasing import (
     length_findings,
     vertex_angles,
 )
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._lengths import build_lengths, length_system_findings
-from geosynth._proportions import proportion_findings
-from geosynth._relations import Relation
-from geosynth._triangles import triangle_findings
+from geosynth.engine.algebra.lengths import build_lengths, length_system_findings
+from geosynth.engine.algebra.proportions import proportion_findings
+from geosynth.engine.algebra.triangles import triangle_findings
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import Relation
+from geosynth.engine.store.factstore import FactStore
 
 __all__ = ("Finding", "algebra_findings")
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from geosynth._relations import (
+from geosynth.engine.language.relations import (
     Between,
     CircleThrough,
     Collinear,

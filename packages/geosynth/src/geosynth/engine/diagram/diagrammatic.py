@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from geosynth._geometry import Vec
-from geosynth._numeric import SEPARATION, signed_side
-from geosynth._realise import Diagram
-from geosynth._relations import Between, NotCollinear, OppositeSide, Relation, SameSide
+from geosynth.engine.diagram.numeric import SEPARATION, signed_side
+from geosynth.engine.diagram.realise import Diagram
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.relations import Between, NotCollinear, OppositeSide, Relation, SameSide
 
 
 def _triples(names: list[str], coords: dict[str, Vec]) -> Iterator[Relation]:

@@ -1,7 +1,7 @@
 """Numeric truth of relations on coordinates, one checker per relation class (a table, not a chain).
 
 Every equality is tested on scale-free quantities (sines and cosines of angles between unit vectors,
-relative length differences) against :data:`geosynth._geometry.TOLERANCE`-derived bounds, so the verdict
+relative length differences) against :data:`geosynth.engine.geometry.geometry.TOLERANCE`-derived bounds, so the verdict
 does not depend on where the diagram sits or how large it is.
 """
 
@@ -13,7 +13,7 @@ from typing import cast
 
 import numpy as np
 
-from geosynth._geometry import (
+from geosynth.engine.geometry.geometry import (
     Degenerate,
     Vec,
     circumcircle,
@@ -23,7 +23,7 @@ from geosynth._geometry import (
     undirected_angle,
     unit,
 )
-from geosynth._relations import (
+from geosynth.engine.language.relations import (
     Between,
     CircleThrough,
     Collinear,
@@ -47,7 +47,7 @@ from geosynth._relations import (
     SameSide,
     SimilarTriangles,
 )
-from geosynth._shapes import Shape
+from geosynth.engine.language.shapes import Shape
 
 EQUAL_TOL = 1e-6
 """Bound on scale-free differences for a metric equality to count as holding."""

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from geosynth._relations import DIHEDRAL4, canonical_by
+from geosynth.engine.language.relations import DIHEDRAL4, canonical_by
 from geosynth.errors import RelationError
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)

@@ -15,9 +15,9 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 
-from geosynth._elimination import Expr, add_scaled
-from geosynth._factstore import FactStore
-from geosynth._relations import Collinear, Relation
+from geosynth.engine.algebra.elimination import Expr, add_scaled
+from geosynth.engine.language.relations import Collinear, Relation
+from geosynth.engine.store.factstore import FactStore
 
 MAX_LINES = 40
 """Problems with more proved lines of three or more points skip the enumeration."""

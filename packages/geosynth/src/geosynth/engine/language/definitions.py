@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._predicates import PREDICATES
-from geosynth._sketches import SKETCHES
+from geosynth.engine.geometry.sketches import SKETCHES
+from geosynth.engine.language.predicates import PREDICATES
 from geosynth.errors import DefinitionError
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -205,7 +205,7 @@ def load_definitions(path: Path | None = None) -> dict[str, ConstructionDef]:
 
 @cache
 def _bundled() -> dict[str, ConstructionDef]:
-    text = resources.files("geosynth").joinpath("rules", "defs.txt").read_text(encoding="utf-8")
+    text = resources.files("geosynth.engine").joinpath("rules", "defs.txt").read_text(encoding="utf-8")
     return parse_definitions(text)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from geosynth._relations import (
+from geosynth.engine.language.relations import (
     DIHEDRAL4,
     Between,
     Canon,

@@ -29,16 +29,24 @@ from functools import lru_cache
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._algebra import algebra_findings
-from geosynth._chasing import ANGLE_RULE, RATIO_RULE, AngleSystem, RatioSystem, build_systems, goal_sources
-from geosynth._deductive import DEFINITION_RULES, KINDS, compile_rule
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec
-from geosynth._numeric import holds
-from geosynth._predicates import build_relation, relation_text
-from geosynth._problem import Problem, parse_problem
-from geosynth._realise import compile_problem, realise
-from geosynth._relations import (
+from geosynth.engine.algebra.chasing import (
+    ANGLE_RULE,
+    RATIO_RULE,
+    AngleSystem,
+    RatioSystem,
+    build_systems,
+    goal_sources,
+)
+from geosynth.engine.algebra.findings import algebra_findings
+from geosynth.engine.algebra.triangles import SIMILARITY_RULE
+from geosynth.engine.deduction.deductive import DEFINITION_RULES, KINDS, compile_rule
+from geosynth.engine.deduction.rules import Rule, load_rules
+from geosynth.engine.diagram.numeric import holds
+from geosynth.engine.diagram.realise import compile_problem, realise
+from geosynth.engine.geometry.geometry import Vec
+from geosynth.engine.language.predicates import build_relation, relation_text
+from geosynth.engine.language.problem import Problem, parse_problem
+from geosynth.engine.language.relations import (
     Between,
     CongruentTriangles,
     Distinct,
@@ -52,8 +60,7 @@ from geosynth._relations import (
     SameSide,
     SimilarTriangles,
 )
-from geosynth._rules import Rule, load_rules
-from geosynth._triangles import SIMILARITY_RULE
+from geosynth.engine.store.factstore import FactStore
 from geosynth.errors import GeoSynthError, RelationError
 
 GIVEN = "given"

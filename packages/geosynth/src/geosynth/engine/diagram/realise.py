@@ -15,13 +15,23 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from geosynth._definitions import ConstructionDef, Statement, default_definitions
-from geosynth._geometry import Circle, Degenerate, Line, Locus, Vec, intersect, norm, sample_on, vec
-from geosynth._numeric import SEPARATION, holds
-from geosynth._predicates import build_relation, relation_text
-from geosynth._problem import Clause, Problem
-from geosynth._relations import Relation
-from geosynth._sketches import SKETCHES
+from geosynth.engine.diagram.numeric import SEPARATION, holds
+from geosynth.engine.geometry.geometry import (
+    Circle,
+    Degenerate,
+    Line,
+    Locus,
+    Vec,
+    intersect,
+    norm,
+    sample_on,
+    vec,
+)
+from geosynth.engine.geometry.sketches import SKETCHES
+from geosynth.engine.language.definitions import ConstructionDef, Statement, default_definitions
+from geosynth.engine.language.predicates import build_relation, relation_text
+from geosynth.engine.language.problem import Clause, Problem
+from geosynth.engine.language.relations import Relation
 from geosynth.errors import (
     ConstructionFailed,
     GeoSynthError,
@@ -249,3 +259,49 @@ def realise(
             points = {name: (float(p[0]), float(p[1])) for name, p in coords.items()}
             return Diagram(points=points, attempts=attempt)
     raise ConstructionFailed(attempts=max_attempts, clause=clause, reason=reason)
+
+
+def extend_diagram(
+    diagram: Diagram,
+    clause: Clause,
+    rng: np.random.Generator,
+    *,
+    attempts: int = 20,
+    definitions: dict[str, ConstructionDef] | None = None,
+) -> Diagram:
+    """Place one more clause on an existing diagram, keeping every existing point where it is.
+
+    Args:
+        diagram: The diagram of the problem so far.
+        clause: A clause over the diagram's points.
+        rng: Random generator (used by constructions with a free parameter).
+        attempts: Placements tried before giving up.
+        definitions: Construction definitions; the bundled ones when ``None``.
+
+    Returns:
+        The diagram with the clause's points added.
+
+    Raises:
+        ConstructionFailed: A precondition fails on the diagram, or no placement satisfies the clause.
+    """
+    step = _compile_clause(clause, default_definitions() if definitions is None else definitions)
+    coords = diagram.coords()
+    for rel in step.preconditions:
+        if not holds(rel, coords):
+            raise ConstructionFailed(
+                attempts=1, clause=step.text, reason=f"precondition {relation_text(rel)} fails"
+            )
+    reason = ""
+    for _ in range(max(1, attempts)):
+        try:
+            placed = _place(step, coords, rng)
+            _check_new(step, placed, coords)
+            merged = {**coords, **placed}
+            if bad := next((r for r in step.facts if not holds(r, merged)), None):
+                raise Degenerate(f"fact {relation_text(bad)} fails")
+        except Degenerate as err:
+            reason = str(err)
+            continue
+        points = {**diagram.points, **{n: (float(p[0]), float(p[1])) for n, p in placed.items()}}
+        return Diagram(points=points, attempts=diagram.attempts)
+    raise ConstructionFailed(attempts=max(1, attempts), clause=step.text, reason=reason)

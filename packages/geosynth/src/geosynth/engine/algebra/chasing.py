@@ -27,10 +27,10 @@ from collections.abc import Container, Hashable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from geosynth._elimination import Expr, LinearSystem, Reduced, add_scaled
-from geosynth._factstore import FactStore
-from geosynth._geometry import Vec, directed_line_angle
-from geosynth._relations import (
+from geosynth.engine.algebra.elimination import Expr, LinearSystem, Reduced, add_scaled
+from geosynth.engine.algebra.transversals import lines_by_direction, points_on_lines, transversal_equations
+from geosynth.engine.geometry.geometry import Vec, directed_line_angle
+from geosynth.engine.language.relations import (
     CircleThrough,
     Collinear,
     CongruentTriangles,
@@ -45,7 +45,7 @@ from geosynth._relations import (
     Relation,
     SimilarTriangles,
 )
-from geosynth._transversals import lines_by_direction, points_on_lines, transversal_equations
+from geosynth.engine.store.factstore import FactStore
 
 
 def triangle_angle_forms(
@@ -343,7 +343,7 @@ def bisector_rows(
 
     Args:
         angles: The angle system.
-        on: Points on each line (:func:`~geosynth._transversals.points_on_lines`).
+        on: Points on each line (:func:`~geosynth.engine.algebra.transversals.points_on_lines`).
     """
     store = angles.store
     for points in on.values():

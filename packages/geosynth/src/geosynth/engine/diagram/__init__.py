@@ -1,0 +1,1 @@
+"""Diagrams: the numeric realiser, numeric truth of relations, diagrammatic relations, quantity values."""

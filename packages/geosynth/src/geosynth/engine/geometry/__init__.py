@@ -1,0 +1,1 @@
+"""Floating-point plane geometry and the numeric sketch of each construction (the lowest layer)."""

@@ -1,0 +1,1 @@
+"""The formal language: relations, shapes, quantities, predicates, construction definitions and problems."""

@@ -1,0 +1,1 @@
+"""Proofs: tracing and textbook form, minimal supports, and the replay checker."""
