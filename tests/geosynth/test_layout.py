@@ -33,14 +33,9 @@ SCANNED = ("apps", "bench", "tests", "packages")
 WHITE_BOX = ("tests", "bench")
 """Folders that may import an engine sub-module (tests of internals, benchmarks that instrument them)."""
 
-EXEMPT = {
-    ("apps/cli/src/geo_cli/pipeline/_state.py", "geosynth._files"),
-}
-"""Known imports of a private geosynth module outside geosynth, each kept working by a re-export.
+EXEMPT: set[tuple[str, str]] = set()
+"""Known imports of a private geosynth module outside geosynth (none)."""
 
-``geo_cli.pipeline`` writes stage outputs with ``geosynth._files.atomic_write``; ``geosynth/_files.py``
-re-exports :func:`geosynth.engine.atomic_write` until that import names the engine.
-"""
 
 SKIPPED_PARTS = {".venv", "__pycache__", "node_modules", "build"}
 

@@ -38,8 +38,8 @@ def file_digest(path: Path) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` with the workspace's one atomic writer (``geosynth._files``)."""
-    from geosynth._files import atomic_write
+    """Write ``text`` (UTF-8) to ``path`` with the workspace's one atomic writer (``geosynth.engine``)."""
+    from geosynth.engine import atomic_write
 
     atomic_write(path, text.encode("utf-8"))
 
