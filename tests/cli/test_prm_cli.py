@@ -122,6 +122,24 @@ def test_score_reads_judgements_and_recorded_logprobs_and_reports_bad_lines(tmp_
     assert first["error"] is None and second["error"].startswith("CritiqueParseError:")
 
 
+def test_score_reads_blocks_by_position_against_the_solutions_steps(tmp_path: Path) -> None:
+    """first_wrong is the solution step refinement rewrites: blocks count by position, and an Incorrect
+    block past the solution's last step makes it the step after the last."""
+    renumbered = CRITIQUE.replace("[Step 2]", "[Step 5]").replace("of step 2]", "of step 5]")
+    extra = _review(["Write 3 + 4.", "Add them.", "Check them.", "It is 8, a slip."])
+    rows = [
+        {"id": "renumbered", "critique": renumbered, "solution": SOLUTION},
+        {"id": "extra", "critique": extra, "solution": "Step 1: Write 3 + 4.\nStep 2: Add them.\nAnswer: 7"},
+    ]
+    result = runner.invoke(app, ["prm", "score", str(_jsonl(tmp_path / "c.jsonl", rows))])
+    assert result.exit_code == 0, result.output
+    renumbered_out, extra_out = _lines(result.stdout)
+    assert renumbered_out["verdict"] == "has_incorrect" and renumbered_out["first_wrong"] == 2
+    assert "numbering" in {p["kind"] for p in renumbered_out["problems"]}
+    assert extra_out["verdict"] == "has_incorrect" and extra_out["first_wrong"] == 3
+    assert [s["judgement"] for s in extra_out["steps"]] == ["Correct", "Correct", "Correct", "Incorrect"]
+
+
 def test_missing_input_file_is_a_one_line_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["prm", "critique", str(tmp_path / "absent.jsonl"), "--model", str(tmp_path)])
     assert result.exit_code == 1 and "does not exist" in result.output

@@ -8,6 +8,7 @@ ask it about steps and pick a solution from its scores. These tests hold the thr
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 
 import pytest
@@ -22,7 +23,7 @@ from geoprm import (
     score_critique,
     to_step_judgement,
 )
-from geoprm.data import PRMItem
+from geoprm.data import PRMItem, build_prm_data
 from geoprm.evaluation import EvalCandidate, EvalProblem, accuracy_curve, record_runs
 from geotts import (
     UNSCORED,
@@ -35,6 +36,8 @@ from geotts import (
     SamplingParams,
     StepJudgement,
     StepScoreRequest,
+    judge_solutions,
+    refined_prefix,
     select_solution,
     split_steps,
 )
@@ -164,3 +167,73 @@ def test_best_of_n_in_geoprm_picks_what_refined_best_of_n_in_geotts_picks(
         (row,) = accuracy_curve([EvalProblem(id="p", answer=2.0, sampled=recorded)], [2])
         assert row.bon == 1.0
         assert UNSCORED in live_a.scores
+
+
+LISTED = (
+    "Let me read the figure.\n1. AB = 6 from the figure.\n2. The area is 6 + 6 = 12.\n"
+    "3. So the area is 12.\nFinal answer: 12"
+)
+
+
+def test_step_k_of_a_training_critique_is_the_step_refinement_rewrites() -> None:
+    """The teacher critiques step k of the split; the critic trained on that record, writing the same
+    critique at test time, has refined best-of-N rewrite exactly that step of the policy's text."""
+    critique = _critique(["Correct", "Incorrect"]).replace("\nx.\n", "\nThe area is 6 * 6 = 36.\n")
+    item = PRMItem(
+        id="a", question="Find the area.", solution=LISTED, answer=36.0, mc_labels=(True, False, False)
+    )
+
+    def teacher(request: GenerationRequest) -> list[Completion]:
+        return [Completion(text=critique, num_tokens=50)]
+
+    (record,) = build_prm_data(
+        [item], teacher=FunctionSampler(teacher), completer=FunctionSampler(teacher),
+        extractor=EXTRACT, rng=random.Random(0), balanced=False,
+    ).records  # fmt: skip
+    steps = split_steps(LISTED).steps
+    assert record.first_error == 2 and f"Step 2: {steps[1]}" in record.prompt
+    assert "Final answer" not in record.prompt and "read the figure" not in record.prompt
+
+    parsed = parse_critique(record.completion, strict=False)  # the trained critic says the same
+    judgement = to_step_judgement(parsed, score_critique(parsed, [_lp(1, 0.9), _lp(2, 0.2)], num_steps=3))
+    assert judgement.first_wrong == record.first_error - 1
+    prefix = refined_prefix(LISTED, judgement)
+    assert prefix == "Let me read the figure.\n1. AB = 6 from the figure.\n2. The area is 6 * 6 = 36.\n"
+    assert split_steps(prefix).steps == (steps[0], "The area is 6 * 6 = 36.")
+
+
+def test_blocks_are_read_by_position_and_correct_blocks_past_the_solution_judge_nothing() -> None:
+    two = "Step 1: AB = 6 from the figure.\nStep 2: The area is 6 * 6 = 36.\nAnswer: 36"
+
+    def judge(blocks: Sequence[str], numbers: Sequence[int] = ()) -> StepJudgement:
+        text = _critique(blocks)
+        for position, number in enumerate(numbers, start=1):
+            text = text.replace(f"[Step {position}]", f"[Step #{number}]")
+        parsed = parse_critique(text.replace("[Step #", "[Step "), strict=False)
+        written = [s.index for s in parsed.steps]
+        logprobs = [_lp(n, p) for n, p in zip(written, (0.9, 0.7, 0.6, 0.2), strict=False)]
+        steps = split_steps(two).steps
+        return to_step_judgement(parsed, score_critique(parsed, logprobs, num_steps=len(steps)))
+
+    # a third block on a two-step solution: its score is not the solution's
+    extra = judge(["Correct", "Correct", "Correct"])
+    assert extra.all_correct and extra.scores == pytest.approx((0.9, 0.7))
+    # an Incorrect block past the end: the solution stops short, the correction is its next step
+    short = judge(["Correct", "Correct", "Correct", "Incorrect"])
+    assert short.first_wrong == 2 and short.scores == pytest.approx((0.9, 0.7, 0.2))
+    assert short.correction == "x." and select_solution([short, extra]) == 1
+    assert (
+        refined_prefix(two, short)
+        == "Step 1: AB = 6 from the figure.\nStep 2: The area is 6 * 6 = 36.\nStep 3: x.\n"
+    )
+    # blocks numbered 1, 3: the second block judges the second step, whatever it is called
+    skipped = judge(["Correct", "Incorrect"], numbers=(1, 3))
+    assert skipped.first_wrong == 1 and skipped.scores == pytest.approx((0.9, 0.7))
+
+
+def test_a_solution_without_steps_is_one_unverified_step_on_both_paths() -> None:
+    (judged,) = judge_solutions(Recorder(), [Problem(id="a", question="q")], [["Answer: 36"]])
+    parsed = parse_critique(_critique(["Correct"]), strict=False)
+    scores = score_critique(parsed, [_lp(1, 0.9)], num_steps=0)
+    assert scores.verdict == "undetermined"
+    assert to_step_judgement(parsed, scores) == judged[0] == StepJudgement(scores=(UNSCORED,), first_wrong=0)

@@ -96,12 +96,18 @@ def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
 
 
 def _judgement_json(parsed: ParsedCritique, scores: CritiqueScores) -> dict[str, Any]:
-    """What a critique says: per-step verdicts and scores, the first wrong step (1-based), the correction."""
-    first = next((s.index for s in scores.steps if s.judgement == "Incorrect"), None)
+    """What a critique says: per-step verdicts and scores, the first wrong step (1-based), the correction.
+
+    The first wrong step is the solution step refined best-of-N rewrites, as geoprm's judgement of the
+    critique places it (blocks read in order, whatever number the critic writes on them).
+    """
+    from geoprm import to_step_judgement
+
+    wrong = to_step_judgement(parsed, scores).first_wrong
     return {
         "verdict": scores.verdict,
         "scores": [s.score for s in scores.steps],
-        "first_wrong": first if scores.verdict == "has_incorrect" else None,
+        "first_wrong": wrong + 1 if scores.verdict == "has_incorrect" and wrong is not None else None,
         "correction": parsed.correction if scores.verdict == "has_incorrect" else None,
         "steps": [s.model_dump(mode="json") for s in scores.steps],
         "problems": [p.model_dump(mode="json") for p in scores.problems],

@@ -111,6 +111,16 @@ class CritiqueScores(BaseModel):
     """Why the verdict is undetermined; None otherwise."""
     problems: tuple[ParseProblem, ...]
     """The problems the lenient parser met in the critique text."""
+    num_steps: Annotated[int, Field(ge=0)] | None = None
+    """The number of steps of the judged solution, when known. The critique's i-th block judges the
+    solution's i-th step (its position, not the number the critic writes); what blocks past the last
+    step count for is :func:`geoprm.to_step_judgement`'s rule."""
+
+    @model_validator(mode="after")
+    def _incorrect_step_if_has_incorrect(self) -> Self:
+        if self.verdict == "has_incorrect" and all(step.judgement != "Incorrect" for step in self.steps):
+            raise ValueError("a has_incorrect verdict needs a step judged Incorrect")
+        return self
 
 
 def step_score(logprobs: Mapping[str, float], tokens: JudgementTokens | None = None) -> float | None:
@@ -160,6 +170,8 @@ def _score_one(
 
 def _verdict(parsed: ParsedCritique, num_steps: int | None) -> tuple[Verdict, str | None]:
     judgements = parsed.judgements
+    if num_steps == 0:
+        return "undetermined", "the solution has no step to judge"
     if "Incorrect" in judgements:
         return "has_incorrect", None
     if not parsed.steps:
@@ -192,7 +204,8 @@ def score_critique(
         logprobs: the top log-probs at each step's verdict, keyed by step number.
         tokens: which tokens spell each judgement; the default is :class:`JudgementTokens`'s.
         num_steps: the number of steps of the judged solution, when known; an all-Correct critique that
-            covers fewer steps is then undetermined rather than all_correct.
+            covers fewer steps is then undetermined rather than all_correct, and a solution with no
+            step is undetermined.
 
     Returns:
         The step scores and the verdict on the solution.
@@ -229,4 +242,6 @@ def score_critique(
         for step in parsed.steps
     )
     verdict, reason = _verdict(parsed, num_steps)
-    return CritiqueScores(steps=steps, verdict=verdict, verdict_reason=reason, problems=parsed.problems)
+    return CritiqueScores(
+        steps=steps, verdict=verdict, verdict_reason=reason, problems=parsed.problems, num_steps=num_steps
+    )
