@@ -47,9 +47,16 @@ def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[Solve
             yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=str(item))
 
 
-def _solve_proving(path: Path, timeout: float, jobs: int, seed: int) -> Iterator[SolveResult]:
-    """Proving problems in input order; a problem that does not parse yields an error result in its place."""
+def _solve_proving(
+    path: Path, timeout: float, jobs: int, seed: int, aux: float | None = None
+) -> Iterator[SolveResult]:
+    """Proving problems in input order; a problem that does not parse yields an error result in its place.
+
+    With ``aux``, each problem plain deduction does not prove gets up to ``aux`` seconds of auxiliary
+    search (``geosynth.synth.solve_all_with_aux``).
+    """
     from geosynth import GeoSynthError, SolveResult, parse_problem, solve_all
+    from geosynth.synth import solve_all_with_aux
 
     entries: list[tuple[str, Problem | str]] = []
     for name, line in problem_lines(path):
@@ -58,7 +65,10 @@ def _solve_proving(path: Path, timeout: float, jobs: int, seed: int) -> Iterator
         except GeoSynthError as err:
             entries.append((name, f"{type(err).__name__}: {err}"))
     good = [item for _, item in entries if not isinstance(item, str)]
-    solved = solve_all(good, timeout=timeout, jobs=jobs, seed=seed)
+    if aux is None:
+        solved = solve_all(good, timeout=timeout, jobs=jobs, seed=seed)
+    else:
+        solved = solve_all_with_aux(good, aux, timeout=timeout, jobs=jobs, seed=seed)
     for name, item in entries:
         if isinstance(item, str):
             yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=item)
@@ -84,15 +94,30 @@ def solve(
         Path | None,
         typer.Option("--proofs", help="Write one proof per solved problem to this JSON-lines file."),
     ] = None,
+    aux: Annotated[
+        float | None,
+        typer.Option(
+            "--aux",
+            min=0.1,
+            help="Seconds of auxiliary-construction search per proving problem that plain deduction does not "
+            'prove; each line gains "aux": the clauses added.',
+        ),
+    ] = None,
 ) -> None:
     """Solve every problem of FILE; one JSON line per problem: name, solved, answer, seconds, steps.
 
     FILE is an AlphaGeometry/JGEX text file (proving problems), or calculation problems: a formal Geometry3K
     folder, one ``.json`` record or a ``.jsonl`` file of records (ours or Geometry3K's); angle answers are in
-    degrees. A malformed calculation record gets its own error line and the batch goes on.
+    degrees. A malformed calculation record gets its own error line and the batch goes on. With ``--aux``
+    (proving problems only) every line also has ``aux``: the auxiliary clauses the proof added, ``[]`` when
+    none were needed or none was found.
     """
     from geosynth.calc import is_calc_source
 
+    if aux is not None and (file.is_dir() or is_calc_source(text_file(file, "problem file"))):
+        raise InputError(
+            f"--aux searches auxiliary constructions for proving problems; {file} holds calculation records"
+        )
     if file.is_dir():
         if not is_calc_source(file):
             raise InputError(
@@ -102,7 +127,7 @@ def solve(
     elif is_calc_source(text_file(file, "problem file")):
         results = _solve_calculations(file, timeout, jobs)
     else:
-        results = _solve_proving(file, timeout, jobs, seed)
+        results = _solve_proving(file, timeout, jobs, seed, aux)
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
         for result in results:
@@ -112,6 +137,8 @@ def solve(
                 row["timed_out"] = True
             if result.error is not None:
                 row["error"] = result.error
+            if aux is not None:
+                row["aux"] = list(result.aux or ())
             typer.echo(json.dumps(row))
             if sink is not None and result.proof is not None:
                 sink.write(result.proof.model_dump_json() + "\n")

@@ -206,7 +206,7 @@ def aux_search_command(
             item, proposer, branching=branching, beam=beam, depth=depth, time_limit=time_limit,
             node_time_limit=node_limit, seed=seed, params=params,
         )  # fmt: skip
-        row = {"name": item.name, **result.model_dump(exclude={"rejected"})}
+        row = {"name": item.name, **result.model_dump(exclude={"rejected", "proof"})}
         row["seconds"] = round(result.seconds, 3)
         typer.echo(json.dumps(row))
 

@@ -49,6 +49,9 @@ class SolveResult(BaseModel):
     """A one-line error (a construction that cannot be realised...), or ``None``."""
     proof: Proof | None = None
     """The proof as data (problem line and steps) when solved, for ``--proofs`` files and replay."""
+    aux: tuple[str, ...] | None = None
+    """Auxiliary clauses an auxiliary search added (full form; empty when the problem needed none or none
+    was found); ``None`` when no search ran."""
 
 
 def solve(

@@ -13,6 +13,13 @@ solution program correct or wrong.
 
 from __future__ import annotations
 
+from geosynth.synth._aux_heuristic import (
+    HeuristicConfig,
+    heuristic_aux_search,
+    ranked_candidates,
+    solve_all_with_aux,
+    solve_with_aux,
+)
 from geosynth.synth._config import (
     CALCULATION_GOALS,
     PROVING_GOALS,
@@ -70,6 +77,7 @@ __all__ = (
     "FigurePoint",
     "FiguredProblem",
     "GenerationFailed",
+    "HeuristicConfig",
     "Manifest",
     "PointRecord",
     "RealisedFigure",
@@ -93,12 +101,16 @@ __all__ = (
     "find_leaks",
     "generate",
     "generate_one",
+    "heuristic_aux_search",
     "load_config",
     "load_figured",
+    "ranked_candidates",
     "read_records",
     "record_line",
     "record_seed",
     "records_stats",
+    "solve_all_with_aux",
+    "solve_with_aux",
     "to_calc_problem",
     "write_dataset",
 )

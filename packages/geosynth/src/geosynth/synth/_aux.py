@@ -293,13 +293,23 @@ _ENUMERATORS: dict[str, Callable[[list[str]], Iterator[tuple[str, ...]]]] = {
 """Per construction, its distinct argument tuples over a list of points (symmetric duplicates left out)."""
 
 
+def new_point_names(problem: Problem, count: int) -> list[str]:
+    """The first ``count`` of ``a..z``, then ``a1..z9``, that the problem does not use.
+
+    Raises:
+        GeoSynthError: Fewer than ``count`` names are free.
+    """
+    known = set(problem.points)
+    alphabet = (*string.ascii_lowercase, *(f"{c}{i}" for i in range(1, 10) for c in string.ascii_lowercase))
+    free = [name for name in alphabet if name not in known][:count]
+    if len(free) < count:
+        raise GeoSynthError(f"no free point name left in problem {problem.name!r}")
+    return free
+
+
 def new_point_name(problem: Problem) -> str:
     """The first of ``a..z``, then ``a1..z9``, that the problem does not use."""
-    known = set(problem.points)
-    for name in (*string.ascii_lowercase, *(f"{c}{i}" for i in range(1, 10) for c in string.ascii_lowercase)):
-        if name not in known:
-            return name
-    raise GeoSynthError(f"no free point name left in problem {problem.name!r}")
+    return new_point_names(problem, 1)[0]
 
 
 def standard_constructions(problem: Problem, kinds: Sequence[str] = STANDARD_KINDS) -> list[str]:

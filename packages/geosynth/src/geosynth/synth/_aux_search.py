@@ -27,6 +27,7 @@ from geosynth.engine import (
     Clause,
     Diagram,
     Problem,
+    Proof,
     deduce,
     default_definitions,
     extend_diagram,
@@ -155,6 +156,8 @@ class AuxSearchResult(BaseModel):
     """Wall time of the whole search."""
     timed_out: bool = False
     """Whether the search stopped at its time limit."""
+    proof: Proof | None = None
+    """The proof found, replayed step by step (the heuristic search sets it; ``None`` otherwise)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,82 @@
+"""Auxiliary constructions without a model: figure candidates ranked numerically, checked by the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from geosynth import ProblemSyntaxError, parse_problem, realise, replay
+from geosynth.synth import HeuristicConfig, heuristic_aux_search, ranked_candidates, solve_with_aux
+from geosynth.synth._aux_heuristic import FAMILIES, Figure, propose, score_point
+
+# JGEX-AG-231 "complete_007_7_Book_LLL_L058-9": plain deduction fails; the foot of the perpendicular from
+# d to line a e is what its proof needs.
+L058_9 = "a b = segment a b; c = on_bline c a b; d = on_tline d b a b; e = intersection_lt e c d a a b ? cong e c c d"
+MIDLINE = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c"
+
+
+def test_the_search_finds_the_foot_and_its_proof_replays() -> None:
+    problem = parse_problem(L058_9, "L058-9")
+    found = heuristic_aux_search(problem, 30)
+    assert found.solved and found.constructions == ("f = foot f d a e",)
+    assert found.reasons == {"ranked": 1} and found.depth == 1
+    assert found.proof is not None and found.proof.problem == found.problem
+    assert found.problem.endswith("; f = foot f d a e ? cong c d c e")
+    report = replay(found.proof)
+    assert report.ok, report.failed
+
+
+def test_the_foot_ranks_first_on_its_figure() -> None:
+    problem = parse_problem(L058_9)
+    ranked = ranked_candidates(problem, realise(problem, np.random.default_rng(0), check_goal=True))
+    assert ranked[0].candidate.clause(["f"]) == "f = foot f d a e"
+    assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+
+
+def test_a_problem_solved_as_given_adds_nothing() -> None:
+    result = solve_with_aux(parse_problem(MIDLINE, "midline"), 10)
+    assert result.solved and result.aux == () and result.proof is not None
+    found = heuristic_aux_search(parse_problem(MIDLINE), 10)
+    assert found.solved and found.constructions == () and found.reasons == {"as given": 1}
+
+
+def test_the_score_counts_coincidences_not_generic_points() -> None:
+    problem = parse_problem(MIDLINE)
+    diagram = realise(problem, np.random.default_rng(0), check_goal=True)
+    figure = Figure(problem, diagram)
+    b, c = (np.array(diagram.points[p]) for p in "bc")
+    # the midpoint of b c closes two parallelograms (f d parallel to a c, f e to a b), the goal's points among them
+    assert score_point(figure, (b + c) / 2, frozenset("bc")) >= 4
+    # a point in general position shows nothing
+    assert score_point(figure, np.array([0.123456, 2.345678]), frozenset()) == 0
+    assert score_point(figure, b, frozenset()) == float("-inf")  # an existing point
+
+
+def test_candidates_at_the_same_place_are_checked_once() -> None:
+    # in an isosceles triangle the foot from the apex is the midpoint of the base
+    problem = parse_problem("a b c = iso_triangle a b c; d = midpoint d a c ? cong a b a c")
+    diagram = realise(problem, np.random.default_rng(0))
+    figure = Figure(problem, diagram)
+    texts = [c.clause(["e", "f"]) for c in propose(figure)]
+    assert "e = midpoint e b c" in texts and "e = foot e a b c" in texts
+    kept = [r.candidate.clause(["e", "f"]) for r in ranked_candidates(problem, diagram)]
+    # the foot uses more goal points, so it is placed first and the midpoint is dropped
+    assert "e = foot e a b c" in kept and "e = midpoint e b c" not in kept
+    assert {c.family for c in propose(figure)} <= set(FAMILIES)
+
+
+def test_every_family_is_proposed_on_a_rich_figure() -> None:
+    line = (
+        "a b c = triangle a b c; o = circle o a b c; h = orthocenter h a b c; d = midpoint d b c; "
+        "e = on_line e a d, on_circle e o a; f = on_circum f a b c ? cyclic a b c e"
+    )
+    problem = parse_problem(line)
+    figure = Figure(problem, realise(problem, np.random.default_rng(0), check_goal=True))
+    assert {c.family for c in propose(figure)} == set(FAMILIES)
+
+
+def test_a_problem_without_a_goal_is_refused() -> None:
+    with pytest.raises(ProblemSyntaxError, match="needs a goal"):
+        heuristic_aux_search(parse_problem("a b c = triangle a b c"), 5)
+    with pytest.raises(ValueError, match="depth"):
+        HeuristicConfig(depth=4)
