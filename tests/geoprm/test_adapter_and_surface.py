@@ -91,6 +91,7 @@ def test_public_surface_is_the_reviewed_snapshot() -> None:
         "StepScore",
         "Verdict",
         "VerdictLogprobs",
+        "critic_prompt",
         "critique_prompt",
         "format_critique",
         "parse_critique",
@@ -156,6 +157,7 @@ def test_evaluation_module_surface_is_the_reviewed_snapshot() -> None:
         "EvaluationError",
         "KindRow",
         "PassRow",
+        "StepF1",
         "accuracy_curve",
         "aggregation_ablation",
         "by_kind",
@@ -163,5 +165,6 @@ def test_evaluation_module_surface_is_the_reviewed_snapshot() -> None:
         "pass_at_k",
         "plot_accuracy_curve",
         "record_runs",
+        "step_f1",
     )
     assert issubclass(geoprm.evaluation.EvaluationError, geoprm.GeoPRMError)

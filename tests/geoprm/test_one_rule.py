@@ -17,7 +17,7 @@ from geoprm import (
     Critique,
     StepCritique,
     VerdictLogprobs,
-    critique_prompt,
+    critic_prompt,
     format_critique,
     parse_critique,
     score_critique,
@@ -65,7 +65,7 @@ def test_training_judging_and_evaluation_see_the_same_steps_without_labels_or_th
     item = PRMItem(id="a", question="Find the area.", solution=SOLUTION, answer=36.0)
     assert item.solution_steps == STEPS == split_steps(SOLUTION).steps
     assert split_steps(SOLUTION).answer == "36"
-    prompt = critique_prompt(item.question, item.solution_steps)  # what the critic is trained on
+    prompt = critic_prompt(item.question, item.solution_steps)  # what the critic is trained on
     assert "Step 2: The area is 6 * 6 = 36." in prompt and "Answer: 36" not in prompt
 
     def policy(request: GenerationRequest) -> list[Completion]:

@@ -9,6 +9,7 @@ from geoprm import (
     Critique,
     PromptError,
     StepCritique,
+    critic_prompt,
     critique_prompt,
     format_critique,
     parse_critique,
@@ -83,6 +84,17 @@ def test_critique_prompt_lists_steps_and_describes_the_parseable_layout() -> Non
         )
     )
     assert parse_critique(format_critique(critique)) == critique
+
+
+def test_the_critic_prompt_holds_question_and_steps_without_describing_the_layout() -> None:
+    split = split_steps("Step 1: AB = 6.\nStep 2: The area is 12.\nAnswer: 12")
+    prompt = critic_prompt(QUESTION, split.steps)
+    assert QUESTION in prompt and "Step 1: AB = 6.\nStep 2: The area is 12." in prompt
+    assert "Answer: 12" not in prompt
+    assert "Figure verdict:" not in prompt and "[End]" not in prompt  # the trained critic knows the layout
+    assert len(prompt) < len(critique_prompt(QUESTION, split.steps)) / 3
+    with pytest.raises(PromptError, match="no steps"):
+        critic_prompt("Q", [])
 
 
 def test_critique_prompt_rejects_missing_steps_and_unknown_versions() -> None:

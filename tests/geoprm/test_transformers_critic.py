@@ -182,3 +182,50 @@ def test_refined_best_of_n_runs_end_to_end_with_the_tiny_policy_and_critic(model
     refined = [r for r in policy.requests if r.assistant_prefix]
     assert refined, "the critic's correction was not handed back to the policy"
     assert all("The area is 36." in r.assistant_prefix for r in refined)
+
+
+@pytest.fixture(scope="module")
+def text_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_qwen_vl(tmp_path_factory.mktemp("tiny") / "causal_lm", kind="causal_lm", seed=0)
+
+
+TEXT_REQUEST = StepScoreRequest(question="Find y.", steps=("Sum 105 y 180", "Get y"))
+
+
+def test_a_text_only_critic_is_asked_with_the_critic_prompt_as_plain_text(text_model_dir: Path) -> None:
+    from geoprm import critic_prompt, critique_prompt
+
+    critic = TransformersCritic.from_pretrained(text_model_dir, max_new_tokens=8)
+    prompt = critic._prompt(TEXT_REQUEST)
+    assert critic_prompt(TEXT_REQUEST.question, TEXT_REQUEST.steps) in prompt
+    assert "'type'" not in prompt  # a plain string, not a list of parts, reaches the text-only template
+    teacher = TransformersCritic.from_pretrained(text_model_dir, max_new_tokens=8, prompt="teacher")
+    assert critique_prompt(TEXT_REQUEST.question, TEXT_REQUEST.steps) in teacher._prompt(TEXT_REQUEST)
+
+
+def test_a_text_only_critic_scores_what_it_writes_as_teacher_forcing_does(text_model_dir: Path) -> None:
+    text = _critique_text(["Correct", "Incorrect"])
+    critic = _forced_critic(text_model_dir, [text])
+    (result,) = critic.critique([TEXT_REQUEST])
+    assert result.text == text and result.scores.verdict == "has_incorrect"
+    scores = [step.score for step in result.scores.steps]
+    (forced,) = critic.score_critiques([TEXT_REQUEST], [text])
+    assert [step.score for step in forced.steps] == pytest.approx(scores, abs=1e-5)
+    (judgement,) = critic.score([TEXT_REQUEST])
+    assert judgement.first_wrong == 1 and judgement.correction == "The area is 36."
+
+
+def test_a_folder_whose_tokenizer_is_not_its_models_is_refused(text_model_dir: Path, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from geoprm import CriticError
+    from geotts.backends.transformers import VOCAB_DIGEST_KEY
+
+    bad = tmp_path / "bad"
+    shutil.copytree(text_model_dir, bad)
+    config = json.loads((bad / "config.json").read_text(encoding="utf-8"))
+    config[VOCAB_DIGEST_KEY] = "0" * 64  # the model says it was trained with another vocabulary
+    (bad / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(CriticError, match="bad"):
+        TransformersCritic.from_pretrained(bad)

@@ -14,7 +14,7 @@ from geoprm._adapter import to_step_judgement
 from geoprm._labels import Judgement
 from geoprm._parser import ParsedCritique, ParsedStep, ParseProblem, ProblemKind, parse_critique
 from geoprm._printer import format_critique
-from geoprm._prompts import PROMPT_VERSION, PromptName, critique_prompt, policy_prompt
+from geoprm._prompts import PROMPT_VERSION, PromptName, critic_prompt, critique_prompt, policy_prompt
 from geoprm._schema import Critique, StepCritique
 from geoprm._scores import (
     CritiqueScores,
@@ -55,6 +55,7 @@ __all__ = (
     "StepScore",
     "Verdict",
     "VerdictLogprobs",
+    "critic_prompt",
     "critique_prompt",
     "format_critique",
     "parse_critique",

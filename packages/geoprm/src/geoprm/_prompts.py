@@ -17,7 +17,7 @@ from geoprm._printer import format_skeleton
 from geoprm.errors import PromptError
 from geotts import format_steps
 
-PromptName: TypeAlias = Literal["policy_free_form", "policy_multiple_choice", "teacher_critique"]
+PromptName: TypeAlias = Literal["policy_free_form", "policy_multiple_choice", "teacher_critique", "critic"]
 """The prompt templates geoprm ships."""
 
 PROMPT_VERSION = "v1"
@@ -27,6 +27,7 @@ PLACEHOLDERS: Mapping[PromptName, frozenset[str]] = {
     "policy_free_form": frozenset({"question"}),
     "policy_multiple_choice": frozenset({"question", "choices"}),
     "teacher_critique": frozenset({"question", "steps", "format"}),
+    "critic": frozenset({"question", "steps"}),
 }
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -100,10 +101,22 @@ def policy_prompt(
     )
 
 
-def critique_prompt(question: str, steps: Sequence[str], *, version: str = PROMPT_VERSION) -> str:
-    """The prompt asking for a critique in the text form :func:`geoprm.parse_critique` reads.
+def _checked_steps(steps: Sequence[str]) -> Sequence[str]:
+    if isinstance(steps, str):
+        raise PromptError("steps must be a sequence of step texts, not one string")
+    if not steps:
+        raise PromptError("the solution has no steps to review")
+    for number, step in enumerate(steps, start=1):
+        _required(step, f"step {number}")
+    return steps
 
-    It is the teacher prompt of data construction and also the input the trained reward model sees.
+
+def critique_prompt(question: str, steps: Sequence[str], *, version: str = PROMPT_VERSION) -> str:
+    """The teacher prompt: it asks a model that has not learnt the text form for a critique in it.
+
+    Data construction sends it to the teacher (:func:`geoprm.data.build_prm_data`); an untrained
+    critic (``TransformersCritic(prompt="teacher")``) can be asked with it too. A trained reward model
+    reads :func:`critic_prompt` instead.
 
     Args:
         question: the problem's text (with its options, for a multiple-choice problem).
@@ -118,12 +131,31 @@ def critique_prompt(question: str, steps: Sequence[str], *, version: str = PROMP
         PromptError: the question is empty, there are no steps, or a step is empty.
     """
     question = _required(question, "question")
-    if isinstance(steps, str):
-        raise PromptError("steps must be a sequence of step texts, not one string")
-    if not steps:
-        raise PromptError("the solution has no steps to review")
-    for number, step in enumerate(steps, start=1):
-        _required(step, f"step {number}")
+    steps = _checked_steps(steps)
     return load_template("teacher_critique", version).substitute(
         question=question, steps=format_steps(steps), format=format_skeleton()
     )
+
+
+def critic_prompt(question: str, steps: Sequence[str], *, version: str = PROMPT_VERSION) -> str:
+    """The input of the trained reward model: the question and the steps, with one line of instruction.
+
+    GM-PRM's critic reads the image, the question and the steps (section 3.1, equation 3); the layout
+    of the critique is what it was trained to write, so its input does not describe it. Every SFT record
+    of geoprm (:class:`geoprm.data.SFTRecord`) has this prompt, and
+    :class:`~geoprm.backends.transformers.TransformersCritic` asks with it by default.
+
+    Args:
+        question: the problem's text (with its options, for a multiple-choice problem).
+        steps: the solution's steps, e.g. from :func:`geotts.split_steps`.
+        version: the template version.
+
+    Returns:
+        The rendered prompt (the steps as ``Step k:`` lines).
+
+    Raises:
+        PromptError: the question is empty, there are no steps, or a step is empty.
+    """
+    question = _required(question, "question")
+    steps = _checked_steps(steps)
+    return load_template("critic", version).substitute(question=question, steps=format_steps(steps))

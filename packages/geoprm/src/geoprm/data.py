@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from geoprm._parser import parse_critique
 from geoprm._printer import format_critique
-from geoprm._prompts import critique_prompt, policy_prompt
+from geoprm._prompts import critic_prompt, critique_prompt, policy_prompt
 from geoprm._schema import Critique
 from geoprm._sources import VisualPRMRecord, VisualPRMStep, load_visualprm
 from geoprm.errors import DataError
@@ -113,7 +113,7 @@ class SFTRecord(_Frozen):
     images: tuple[str, ...]
     """Paths of the images shown before the prompt."""
     prompt: str
-    """The critique prompt, rendered with the question and the solution's steps."""
+    """The reward model's input: :func:`geoprm.critic_prompt` with the question and the solution's steps."""
     completion: str
     """The target critique, in the canonical text form."""
     has_error: bool
@@ -331,7 +331,7 @@ def _record(item: PRMItem, steps: Sequence[str], critique: Critique) -> SFTRecor
     return SFTRecord(
         id=item.id,
         images=item.images,
-        prompt=critique_prompt(item.question, steps),
+        prompt=critic_prompt(item.question, steps),
         completion=format_critique(critique),
         has_error=critique.has_error,
         first_error=critique.first_error,

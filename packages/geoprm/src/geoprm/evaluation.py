@@ -17,7 +17,7 @@ the rule :class:`geotts.RefinedBestOfN` selects with): the pools differ, not the
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Self
 
@@ -54,6 +54,7 @@ __all__ = (
     "EvaluationError",
     "KindRow",
     "PassRow",
+    "StepF1",
     "accuracy_curve",
     "aggregation_ablation",
     "by_kind",
@@ -61,6 +62,7 @@ __all__ = (
     "pass_at_k",
     "plot_accuracy_curve",
     "record_runs",
+    "step_f1",
 )
 
 
@@ -349,6 +351,88 @@ def by_kind(problems: Sequence[EvalProblem], n: int, *, key: AnswerKey = numeric
             )
         )
     return rows
+
+
+class StepF1(_Frozen):
+    """How a critic's step verdicts agree with exact step labels (the VisualProcessBench measure)."""
+
+    solutions: int
+    """Solutions judged."""
+    steps: int
+    """Steps compared: each solution's steps up to and including its first wrong one (all when none is)."""
+    correct_as_correct: int
+    """Correct steps the critic passed."""
+    correct_as_incorrect: int
+    """Correct steps the critic flagged (at or after its first Incorrect verdict)."""
+    incorrect_as_correct: int
+    """Wrong steps the critic passed."""
+    incorrect_as_incorrect: int
+    """Wrong steps the critic flagged."""
+    f1_correct: float
+    """F1 of the class "correct step"."""
+    f1_incorrect: float
+    """F1 of the class "wrong step"."""
+    macro_f1: float
+    """The mean of the two: the step F1 VisualProcessBench reports."""
+    with_error: int
+    """Solutions with a wrong step."""
+    first_wrong_found: int
+    """Of those, how many the critic flags first at exactly their first wrong step."""
+    without_error: int
+    """Solutions whose every step is correct."""
+    all_correct_found: int
+    """Of those, how many the critic passes at every step."""
+
+
+def _f1(hit: int, missed: int, false: int) -> float:
+    return 2 * hit / (2 * hit + missed + false) if hit else 0.0
+
+
+def step_f1(pairs: Iterable[tuple[Sequence[bool], StepJudgement]]) -> StepF1:
+    """Compare a critic's judgements with exact step labels.
+
+    A critic's judgement (geotts's :class:`~geotts.StepJudgement`, as refined best-of-N reads it) passes
+    the steps before its ``first_wrong`` and flags that step and every later one: a step built on a
+    flagged step is not vouched for. The labels are compared up to and including the first wrong step
+    (GM-PRM's view: later steps are never judged), so every solution counts the same steps whatever the
+    critic says.
+
+    Args:
+        pairs: one (labels, judgement) pair per solution; labels say, step by step, whether it is correct.
+
+    Returns:
+        The confusion counts and the F1 of each class and their mean.
+
+    Raises:
+        EvaluationError: a solution has no labels.
+    """
+    cc = ci = ic = ii = solutions = with_error = found = without = passed = 0
+    for labels, judgement in pairs:
+        if not labels:
+            raise EvaluationError("a solution without step labels cannot be compared")
+        solutions += 1
+        first = next((i for i, ok in enumerate(labels) if not ok), None)
+        judged = labels if first is None else labels[: first + 1]
+        flagged = judgement.first_wrong
+        for position, ok in enumerate(judged):
+            passes = flagged is None or position < flagged
+            cc += ok and passes
+            ci += ok and not passes
+            ic += not ok and passes
+            ii += not ok and not passes
+        if first is None:
+            without += 1
+            passed += flagged is None or flagged >= len(labels)
+        else:
+            with_error += 1
+            found += flagged == first
+    f1_correct, f1_incorrect = _f1(cc, ci, ic), _f1(ii, ic, ci)
+    return StepF1(
+        solutions=solutions, steps=cc + ci + ic + ii, correct_as_correct=cc, correct_as_incorrect=ci,
+        incorrect_as_correct=ic, incorrect_as_incorrect=ii, f1_correct=f1_correct, f1_incorrect=f1_incorrect,
+        macro_f1=(f1_correct + f1_incorrect) / 2, with_error=with_error, first_wrong_found=found,
+        without_error=without, all_correct_found=passed,
+    )  # fmt: skip
 
 
 def markdown_table(rows: Sequence[BaseModel], *, digits: int = 3) -> str:

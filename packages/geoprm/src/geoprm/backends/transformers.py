@@ -1,4 +1,4 @@
-"""The reward model on Hugging Face ``transformers`` (a Qwen-VL-family checkpoint, CPU or GPU).
+"""The reward model on Hugging Face ``transformers`` (a Qwen-VL-family checkpoint or a text-only causal LM).
 
 :class:`TransformersCritic` writes critiques with greedy decoding, reads the top log-probs at each
 step's final verdict while generating, and implements geotts's :class:`~geotts.StepScorer`. It can
@@ -22,13 +22,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from geoprm._adapter import to_step_judgement
 from geoprm._labels import FIELDS_BY_NAME
 from geoprm._parser import ParsedCritique, parse_critique
-from geoprm._prompts import critique_prompt
+from geoprm._prompts import critic_prompt, critique_prompt
 from geoprm._scores import CritiqueScores, JudgementTokens, VerdictLogprobs, score_critique
 from geoprm.errors import CriticError, MissingExtraError
 from geotts import BackendError, StepJudgement, StepScoreRequest
-from geotts.backends.transformers import load_processor
+from geotts.backends.transformers import check_tokenizer, load_processor
 
-__all__ = ("CritiqueResult", "TransformersCritic", "judgement_tokens")
+__all__ = ("CriticPrompt", "CritiqueResult", "TransformersCritic", "judgement_tokens")
+
+CriticPrompt = Literal["critic", "teacher"]
+"""What the critic is asked with: ``critic`` (:func:`geoprm.critic_prompt`, the input geoprm's SFT records
+train on) or ``teacher`` (:func:`geoprm.critique_prompt`, which describes the layout, for a model that
+was not trained on critiques)."""
 
 
 def _require(module: str) -> ModuleType:
@@ -119,7 +124,7 @@ def _load_processor(path: str | Path) -> Any:
 
 
 class TransformersCritic:
-    """A generative process reward model on a ``transformers`` image-text-to-text model."""
+    """A generative process reward model on a ``transformers`` image-text-to-text or causal LM."""
 
     def __init__(
         self,
@@ -131,12 +136,13 @@ class TransformersCritic:
         batch_size: int = 4,
         device: str | None = None,
         generate_kwargs: dict[str, Any] | None = None,
+        prompt: CriticPrompt = "critic",
     ) -> None:
         """Wrap a loaded model and its processor.
 
         Args:
-            model: a ``*ForConditionalGeneration`` model (Qwen2-VL, Qwen2.5-VL...).
-            processor: its processor.
+            model: a ``*ForConditionalGeneration`` model (Qwen2-VL, Qwen2.5-VL...) or a text-only causal LM.
+            processor: its processor (the tokenizer, for a text-only model).
             max_new_tokens: the longest critique generated; longer ones are cut off (and scored as such).
             top_logprobs: how many most likely tokens are kept at each verdict position.
             batch_size: requests generated together (left-padded).
@@ -144,6 +150,7 @@ class TransformersCritic:
             generate_kwargs: extra keyword arguments for ``model.generate`` (e.g. ``repetition_penalty``,
                 ``prefix_allowed_tokens_fn``); decoding stays greedy and log-probs come from the raw logits,
                 so logit processors change what is written, never how it is scored.
+            prompt: the prompt the critic is asked with (``critic``: the one geoprm's SFT records hold).
 
         Raises:
             CriticError: a setting is out of range, or the tokenizer cannot tell the judgements apart.
@@ -161,6 +168,7 @@ class TransformersCritic:
         self.batch_size = batch_size
         self.device = device or str(next(model.parameters()).device)
         self.generate_kwargs = dict(generate_kwargs or {})
+        self.prompt = prompt
         self.tokens, self._judgement_token_ids = _judgement_ids(self.tokenizer)
         eos = model.generation_config.eos_token_id
         self._eos: set[int] = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
@@ -170,24 +178,38 @@ class TransformersCritic:
         """Load a model folder (or hub id) and its processor.
 
         Args:
-            path: the model folder or hub id.
+            path: the model folder or hub id: an image-text-to-text model, else a causal LM.
             device: torch device.
             **kwargs: passed to :class:`TransformersCritic`.
 
         Returns:
             The critic, in eval mode.
+
+        Raises:
+            CriticError: the folder's tokenizer is not its model's (geotts's ``check_tokenizer``).
         """
         transformers = _require("transformers")
         _require("torch")
-        model = transformers.AutoModelForImageTextToText.from_pretrained(path)
-        return cls(model.to(device).eval(), _load_processor(path), device=device, **kwargs)
+        try:
+            model = transformers.AutoModelForImageTextToText.from_pretrained(path)
+        except ValueError:  # not an image-text-to-text architecture: a text-only causal LM
+            model = transformers.AutoModelForCausalLM.from_pretrained(path)
+        processor = _load_processor(path)
+        try:
+            check_tokenizer(path, model, processor)
+        except BackendError as error:
+            raise CriticError(str(error)) from error
+        return cls(model.to(device).eval(), processor, device=device, **kwargs)
 
     # -- prompts ---------------------------------------------------------------------------------------
 
     def _prompt(self, request: StepScoreRequest) -> str:
-        parts: list[dict[str, Any]] = [{"type": "image"} for _ in request.images]
-        parts.append({"type": "text", "text": critique_prompt(request.question, request.steps)})
-        chat = [{"role": "user", "content": parts}]
+        build = critic_prompt if self.prompt == "critic" else critique_prompt
+        text = build(request.question, request.steps)
+        content: str | list[dict[str, Any]] = text  # text-only chat templates need a plain string
+        if request.images:
+            content = [*({"type": "image"} for _ in request.images), {"type": "text", "text": text}]
+        chat = [{"role": "user", "content": content}]
         return str(self.processor.apply_chat_template(chat, tokenize=False, add_generation_prompt=True))
 
     def _encode(self, requests: Sequence[StepScoreRequest]) -> Any:
