@@ -32,7 +32,14 @@ HAS_ML = (
 )
 
 # Sub-commands that import torch / transformers (or run a stage that does).
-ML_COMMANDS = {("train",), ("tts", "run"), ("prm", "critique"), ("prm", "build-data")}
+ML_COMMANDS = {
+    ("train",),
+    ("tts", "run"),
+    ("prm", "critique"),
+    ("prm", "build-data"),
+    ("prm", "figure-data"),
+    ("prm", "figure-eval"),
+}
 # Sub-commands that take more than a few seconds on two shared cores.
 SLOW_COMMANDS = {("synth", "aux-data"), ("synth", "generate"), ("pipeline", "run")}
 

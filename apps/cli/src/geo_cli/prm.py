@@ -619,3 +619,172 @@ def eval_(
     typer.echo(json.dumps({"written": [str(report), str(plot)], "problems": len(problems), "bad_lines": bad}))
     if bad:
         raise typer.Exit(code=1)
+
+
+# --- figure-data / figure-eval ---------------------------------------------------------------------------
+
+
+def _set_threads(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+ThreadsOpt = Annotated[int, typer.Option(min=1, help="Torch threads (1 on a shared machine).")]
+
+
+@app.command("figure-data")
+@guarded
+def figure_data(
+    corpus: Annotated[
+        Path, typer.Argument(help="PGPS-format corpus of synthetic problems (e.g. the train split).")
+    ],
+    policy: Annotated[
+        str, typer.Option(help="Policy model folder (writes program traces, e.g. the CPU model).")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for samples, solutions, records and stats.")
+    ],
+    figured: Annotated[
+        Path | None,
+        typer.Option(help="PGPS file with the realised figures of the corpus's problems (joined by id)."),
+    ] = None,
+    synth: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder the corpus was generated in: its figures are made again (config and seed)."
+        ),
+    ] = None,
+    figures: Annotated[
+        int | None, typer.Option(min=1, help="Use the problems of the first N figures (default: all).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N problems.")] = None,
+    samples: Annotated[int, typer.Option(min=1, help="Policy solutions sampled per problem.")] = 4,
+    corruptions: Annotated[
+        int, typer.Option(min=0, help="Corrupted reference programs per problem (negatives).")
+    ] = 1,
+    references: Annotated[
+        bool, typer.Option("--references/--no-references", help="Add each reference program (a positive).")
+    ] = True,
+    balanced: Annotated[
+        bool, typer.Option("--balance/--no-balance", help="Keep as many records with an error as without.")
+    ] = True,
+    temperature: Annotated[float, typer.Option(min=0.0, help="Policy sampling temperature.")] = 0.7,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Longest program trace sampled.")] = 96,
+    seed: Annotated[int, typer.Option(help="Seeds sampling, corruptions and balancing.")] = 0,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Problems per policy call (one resumable chunk).")
+    ] = 16,
+    threads: ThreadsOpt = 1,
+    device: DeviceOpt = "cpu",
+) -> None:
+    """Critique records from the policy's program traces, every step labelled exactly on the problem's figure.
+
+    Writes OUT/samples.jsonl (resumable), OUT/solutions.jsonl (every labelled solution), OUT/records.jsonl
+    (geoprm SFT records for geo train prm), OUT/stats.json and OUT/data_table.md; prints a JSON summary.
+    A record that cannot be labelled gets a one-line error and the batch goes on.
+    """
+    from geo_cli import _figure_prm as fp
+    from geo_cli._progress import stage_progress
+    from geoprm.labelled import build_labelled_records, data_table
+
+    out.mkdir(parents=True, exist_ok=True)
+    problems, source = fp.figured_problems(read_corpus(corpus), figured, synth, out, figures, report)
+    problems = problems[:limit]
+    if not problems:
+        fail(f"corpus {corpus}: no problem with a realised figure to label")
+    _set_threads(threads)
+    from geo_cli._errors import err_console
+    from geotts.backends.transformers import TransformersSampler
+
+    sampler = TransformersSampler.from_pretrained(policy, device=device, batch_size=batch_size)
+    spec = fp.SamplingSpec(
+        n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed, batch=batch_size
+    )
+    with stage_progress(err_console) as progress:
+        drawn = fp.sample_solutions(
+            problems, sampler, spec, out / "samples.jsonl", lambda s, d, t: progress(s, d, t)
+        )
+    labelled = fp.labelled_solutions(
+        problems, drawn, corruptions=corruptions, references=references, seed=seed, report=report
+    )
+    if not labelled.solutions:
+        fail(f"corpus {corpus}: no solution could be labelled")
+    fp.write_jsonl(out / "solutions.jsonl", (s.model_dump(mode="json") for s in labelled.solutions))
+    built = build_labelled_records(labelled.solutions, rng=random.Random(seed), balanced=balanced)
+    fp.write_jsonl(out / "records.jsonl", (r.model_dump(mode="json") for r in built.records))
+    stats = {
+        **built.stats.model_dump(mode="json"), "records": built.stats.records,
+        "errors": labelled.errors, "figures": str(source), "corpus": str(corpus), "policy": policy,
+        "samples_per_problem": samples, "temperature": temperature, "seed": seed,
+    }  # fmt: skip
+    fp.write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    fp.write_text(out / "data_table.md", data_table(built.stats))
+    typer.echo(json.dumps({"out": str(out), "problems": len(problems), "solutions": len(labelled.solutions),
+                           "records": built.stats.records, "with_error": built.stats.with_error,
+                           "without_error": built.stats.without_error, "errors": labelled.errors}))  # fmt: skip
+
+
+def read_corpus(path: Path) -> Path:
+    """The corpus file, checked to exist and be a file (an InputError naming it otherwise)."""
+    from geo_cli._inputs import text_file
+
+    text_file(path, "corpus file")
+    return path
+
+
+@app.command("figure-eval")
+@guarded
+def figure_eval(
+    data: Annotated[
+        Path, typer.Argument(help="A folder figure-data wrote (its solutions.jsonl and stats.json).")
+    ],
+    model: Annotated[str, typer.Option(help="Critic model folder (e.g. the final folder of geo train prm).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for critiques.jsonl (resumable) and the report.")
+    ],
+    ns: Annotated[
+        str, typer.Option(help="Comma-separated N of best-of-N against random choice.")
+    ] = "1,2,4,8",
+    limit: Annotated[int | None, typer.Option(min=1, help="Judge only the first N solutions.")] = None,
+    batch_size: BatchOpt = 8,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Longest critique written.")] = 768,
+    threads: ThreadsOpt = 1,
+    device: DeviceOpt = "cpu",
+) -> None:
+    """Judge figure-data's solutions with a critic: step F1, best-of-N against random choice, corrections.
+
+    Step F1 is against the figure labels; best-of-N by the critic's scores is set against random choice
+    and self-consistency on the policy's samples; a correction counts as correct when the figure labels
+    it so. Writes OUT/critiques.jsonl (resumable), OUT/summary.json and OUT/report.md; prints the summary.
+    """
+    from geo_cli import _figure_prm as fp
+    from geo_cli._errors import err_console
+    from geo_cli._progress import stage_progress
+    from geoprm.labelled import LabelledSolution, read_labelled
+
+    solutions: list[LabelledSolution] = []
+    bad = 0
+    for solution, error in read_labelled(data / "solutions.jsonl"):
+        if solution is None:
+            report(error or "unreadable line")
+            bad += 1
+        else:
+            solutions.append(solution)
+    solutions = solutions[:limit]
+    if not solutions:
+        fail(f"{data / 'solutions.jsonl'}: no labelled solution could be read")
+    values = _ints(ns, "--ns") or [1]
+    stats = json.loads(read_text(data / "stats.json", "stats file"))
+    problems = fp.load_problems(Path(stats["figures"]))
+    _set_threads(threads)
+    critic = _Critic(model, device, batch_size, max_new_tokens)
+    out.mkdir(parents=True, exist_ok=True)
+    with stage_progress(err_console) as progress:
+        rows = fp.critique_solutions(solutions, critic.get(), out / "critiques.jsonl", batch_size,
+                                     lambda s, d, t: progress(s, d, t))  # fmt: skip
+    summary = fp.evaluate(solutions, rows, problems, values)
+    summary.update({"model": model, "data": str(data), "bad_lines": bad})
+    fp.write_text(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    fp.write_text(out / "report.md", fp.report_markdown(summary))
+    typer.echo(json.dumps(summary))
