@@ -22,7 +22,9 @@ from geosynth.synth._aux_heuristic import (
 )
 from geosynth.synth._config import (
     CALCULATION_GOALS,
+    PLAIN_WRITING,
     PROVING_GOALS,
+    PGPSWriting,
     RuleSpec,
     SynthConfig,
     Task,
@@ -67,6 +69,7 @@ __all__ = (
     "CALCULATION_GOALS",
     "CORRUPTION_KINDS",
     "FIGURE_FIELD",
+    "PLAIN_WRITING",
     "PROVING_GOALS",
     "SLOT_KINDS",
     "Corruption",
@@ -79,6 +82,7 @@ __all__ = (
     "GenerationFailed",
     "HeuristicConfig",
     "Manifest",
+    "PGPSWriting",
     "PointRecord",
     "RealisedFigure",
     "RuleSpec",

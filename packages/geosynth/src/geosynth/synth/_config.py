@@ -76,6 +76,35 @@ class RuleSpec(BaseModel):
         return tuple(p for p in placeholders(self.clause) if p in EXISTING_SLOTS)
 
 
+class PGPSWriting(BaseModel):
+    r"""How PGPS-format problems (``--pgps``) are written: the conventions of textbook PGPS problems.
+
+    Each convention is a seeded choice per problem (from the problem's own seed, apart from the choices
+    that design it, so turning a convention on or off does not change which problems are designed).
+    None changes a program or an answer. :data:`PLAIN_WRITING` (all off, the bundled ``pgps-v1`` preset)
+    writes problems exactly as the generator did before these conventions existed.
+    """
+
+    model_config = _FROZEN
+    phrasings: bool = True
+    r"""Ask each question in one of several textbook phrasings (``Find x.``, ``Solve for x.``, ``What is the
+    measure of \angle ABC?``, ``Find the area of the parallelogram.``...); off: one phrasing per kind
+    of question."""
+    numbered_angles: float = Field(default=0.15, ge=0, le=1)
+    r"""Share of the problems with a given or asked angle that name angles by number: the semantic
+    clauses gain ``m \angle ABC = m \angle 1`` and the value or the question uses ``m \angle 1``."""
+    equality_chains: float = Field(default=0.9, ge=0, le=1)
+    r"""Probability that a stated equality and the value of one of its sides (``AB = AC``, ``AC = 6``), or
+    two given values that are equal, are written as one chain (``AB = AC = 6``)."""
+    drop_unused_lines: float = Field(default=0.8, ge=0, le=1)
+    """Share of the problems whose structural clauses (and diagram) keep only the lines that a clause,
+    the question or a step of the program uses."""
+
+
+PLAIN_WRITING = PGPSWriting(phrasings=False, numbered_angles=0.0, equality_chains=0.0, drop_unused_lines=0.0)
+"""PGPS problems written without the textbook conventions, as before they existed (preset ``pgps-v1``)."""
+
+
 class SynthConfig(BaseModel):
     """Everything the generator needs besides the record count and the seed."""
 
@@ -130,6 +159,11 @@ class SynthConfig(BaseModel):
         }
     )
     """Goal-type weights per task."""
+    pgps_writing: PGPSWriting = PLAIN_WRITING
+    """How the PGPS-format problems on the figures are written (``--pgps`` only). Every bundled preset
+    sets it (``pgps``, ``default``, ``euclid-omni``: the textbook conventions, ``PGPSWriting()``;
+    ``pgps-v1``: plain); a configuration that does not, such as the one in a dataset folder's manifest
+    written before the setting existed, writes plainly, as every configuration did then."""
     start: tuple[RuleSpec, ...]
     """Rules that begin a figure."""
     rules: tuple[RuleSpec, ...]

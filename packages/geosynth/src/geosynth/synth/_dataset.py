@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from geodsl.data import PGPSRecord
 from geosynth.engine import Diagram, atomic_write, parse_problem, worker_context
-from geosynth.synth._config import SynthConfig, Task
+from geosynth.synth._config import PLAIN_WRITING, SynthConfig, Task
 from geosynth.synth._generate import generate_with_figure
 from geosynth.synth._records import SynthRecord
 from geosynth.synth._render import render_diagram, require_renderer
@@ -67,12 +67,19 @@ class Manifest(BaseModel):
     """Whether the PGPS problems carry their realised figure (not written when off)."""
 
     def as_json(self) -> dict[str, Any]:
-        """The manifest as written (``pgps`` and ``pgps_figures`` only when on, so older folders match)."""
+        """The manifest as written (``pgps`` and ``pgps_figures`` only when on, so older folders match).
+
+        The configuration's ``pgps_writing`` is written only when PGPS problems are made and it is not
+        the plain writing (which is how every problem was written before the setting existed).
+        """
         data = self.model_dump(mode="json")
         if not self.pgps:
             del data["pgps"]
         if not self.pgps_figures:
             del data["pgps_figures"]
+        writing = data["config"].get("pgps_writing")
+        if writing is not None and (not self.pgps or writing == PLAIN_WRITING.model_dump(mode="json")):
+            data["config"] = {k: v for k, v in data["config"].items() if k != "pgps_writing"}
         return data
 
 
@@ -152,7 +159,16 @@ def make_shard(
             from geosynth.synth._pgps_out import pgps_shard_lines
 
             pgps_lines.extend(
-                pgps_shard_lines(figure, record, pgps, render, fmt, pgps_images, figures=pgps_figures)
+                pgps_shard_lines(
+                    figure,
+                    record,
+                    pgps,
+                    render,
+                    fmt,
+                    pgps_images,
+                    figures=pgps_figures,
+                    writing=config.pgps_writing,
+                )
             )
     return ShardResult(
         shard=shard,
@@ -329,7 +345,8 @@ def write_dataset(
     if pgps:
         from geosynth.synth._pgps_out import assemble_pgps
 
-        assemble_pgps(out, shards, pgps_exclude)
+        # The plain writing keeps the checks its corpora were assembled with (they are made again exactly).
+        assemble_pgps(out, shards, pgps_exclude, as_written=config.pgps_writing == PLAIN_WRITING)
     return len(todo), tuple(sorted(failed))
 
 

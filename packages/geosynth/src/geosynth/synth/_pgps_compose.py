@@ -12,11 +12,15 @@ against the figure within 2%. No given may follow from the others, and no shorte
 The problem is then written in the PGPS annotation format (:func:`write_problem`): structural clauses
 for the drawn lines and circles, semantic clauses for the given values and the facts the program's
 theorems need, a text that names the goal, and the program in the raw N numbering of the reference
-preprocessing. It is kept only when ``geodsl`` executes it to the figure's value.
+preprocessing. It is kept only when ``geodsl`` executes it to the figure's value. How it is written
+follows :class:`~geosynth.synth._config.PGPSWriting`: the plain writing, or the conventions of textbook
+problems (phrasings of the question, numbered angles, equality chains, only the lines the problem uses),
+whose choices come from a source of their own so that they never change what is designed.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -26,7 +30,9 @@ from geodsl import answers_match, execute
 from geodsl.data import PGPSRecord
 from geodsl.errors import GeoDSLError
 from geosynth.synth._choices import multiple_choice
+from geosynth.synth._config import PLAIN_WRITING, PGPSWriting
 from geosynth.synth._pgps_figure import PGPSFigure, Q
+from geosynth.synth._pgps_phrases import goal_text, question_text
 from geosynth.synth._pgps_realised import RealisedFigure, realised_figure
 from geosynth.synth._pgps_theorems import Fact, Theorem
 from geosynth.synth._text import point_label
@@ -442,37 +448,6 @@ def fact_clause(fact: Fact) -> tuple[str, str] | None:
     return None
 
 
-def goal_text(q: Q, letter: str | None) -> str:
-    """The question."""
-    if letter is not None:
-        return f"Find {letter}."
-    kind, pts = q.kind, q.pts
-    if kind in STATABLE:
-        return f"Find {quantity_text(q)}."
-    polygon = "".join(point_label(p) for p in pts)
-    if kind in ("area", "perim"):
-        return f"Find the {'area' if kind == 'area' else 'perimeter'} of {_polygon_name(pts)}."
-    if kind == "asum":
-        return f"Find the sum of the interior angles of polygon {polygon}."
-    if kind in ("carea", "circ"):
-        return f"Find the {'area' if kind == 'carea' else 'circumference'} of \\odot {polygon}."
-    if kind in ("sector", "arclen", "segarea"):
-        o, a, b = (point_label(p) for p in pts)
-        return {
-            "sector": f"Find the area of sector {a}{o}{b}.",
-            "arclen": f"Find the length of \\widehat {a}{b}.",
-            "segarea": f"Find the area of the shaded region between chord {a}{b} and \\widehat {a}{b}.",
-        }[kind]
-    if kind in ("sin", "cos", "tan"):
-        return f"Express the ratio of \\{kind} \\angle {polygon} as a decimal."
-    raise SynthError(f"no question for quantity kind {kind!r}")
-
-
-def _polygon_name(pts: tuple[str, ...]) -> str:
-    name = "".join(point_label(p) for p in pts)
-    return {3: f"\\triangle {name}", 4: f"quadrilateral {name}"}.get(len(pts), f"polygon {name}")
-
-
 def answer_kind(q: Q, variable: float | None) -> str:
     """The multiple-choice kind of the answer."""
     if variable is not None:
@@ -495,7 +470,8 @@ class Written:
     record: PGPSRecord
     """The annotation record (``geodsl.data.PGPSRecord``), without its diagram file name."""
     values: tuple[tuple[Q, str], ...]
-    """Quantities whose values the diagram shows (givens, and the goal's letter)."""
+    r"""What the diagram writes at quantities: given values, the goal's letter, an angle's number
+    (``\angle 1``)."""
     draw: tuple[tuple[str, str], ...]
     """Segments drawn besides the figure's lines."""
     right: tuple[tuple[str, str, str, str], ...]
@@ -504,16 +480,59 @@ class Written:
     """The figure's value of the goal (the letter's value for expression problems)."""
     figure: RealisedFigure | None = None
     """The figure in the problem's unit, with the values its question binds (``None`` when not known)."""
+    lines: tuple[tuple[str, ...], ...] | None = None
+    """The figure's lines the problem draws when it leaves some out (``None``: all of them)."""
 
 
-def write_problem(design: Design, fig: PGPSFigure, rng: random.Random, record_id: str) -> Written | None:
-    """The PGPS record of a designed problem, or ``None`` when geodsl does not reproduce the figure's value."""
+@dataclass
+class _Wording:
+    """The choices of one problem's writing conventions (:class:`PGPSWriting`)."""
+
+    names: dict[Q, str] = field(default_factory=lambda: {})
+    r"""Numbered angles: quantity to its name (``\angle 1``)."""
+    chains: dict[Q, list[Q]] = field(default_factory=lambda: {})
+    """Value clauses written as chains: the given that owns the value to the quantities before it."""
+    merged: set[Q] = field(default_factory=lambda: set())
+    """Givens whose value another given's chain states."""
+    dropped: set[Fact] = field(default_factory=lambda: set())
+    """Stated equalities a chain states instead."""
+
+
+def _said(q: Q, wording: _Wording) -> str:
+    r"""A quantity as a clause names it: ``AB``, ``m \angle ABC``, or ``m \angle 1`` when numbered."""
+    return f"m {wording.names[q]}" if q in wording.names else quantity_text(q)
+
+
+def write_problem(
+    design: Design,
+    fig: PGPSFigure,
+    rng: random.Random,
+    record_id: str,
+    *,
+    writing: PGPSWriting = PLAIN_WRITING,
+    style: random.Random | None = None,
+) -> Written | None:
+    """The PGPS record of a designed problem, or ``None`` when geodsl does not reproduce the figure's value.
+
+    Args:
+        design: The problem, its values chosen.
+        fig: The figure it is about.
+        rng: The choices the plain writing makes (clause order, givens in the text, the options).
+        record_id: The record's id.
+        writing: The conventions to write it with (:class:`PGPSWriting`); plain by default.
+        style: The source of the conventions' choices (kept apart from ``rng``, so the plain choices are
+            the same whatever the conventions); seeded from ``record_id`` when ``None``.
+    """
+    style = random.Random(record_id) if style is None else style
     texts: list[str] = []
-    facts: list[str] = []
+    facts: list[tuple[Fact, str]] = []
     for fact in design.facts:
         placed = fact_clause(fact)
         if placed is not None:
-            (texts if placed[0] == "text" else facts).append(placed[1])
+            if placed[0] == "text":
+                texts.append(placed[1])
+            else:
+                facts.append((fact, placed[1]))
     order = list(design.givens)
     rng.shuffle(order)
     in_text = _givens_in_text(design, order, rng)
@@ -523,11 +542,21 @@ def write_problem(design: Design, fig: PGPSFigure, rng: random.Random, record_id
     shown = {**design.shown}
     if design.letter is not None and design.variable is None:
         shown[design.goal] = design.letter
-    values = [f"{quantity_text(q)} = {shown[q]}" for q in owners]
-    sem = values + facts if rng.random() < 0.5 else facts + values
-    question = goal_text(design.goal, design.letter)
+    wording = _Wording()
+    angles = [q for q in [*in_text, *owners, design.goal] if q.kind == "ang"]
+    if writing.numbered_angles and angles and style.random() < writing.numbered_angles:
+        wording.names = _numbered(list(dict.fromkeys(angles)), style)
+    if writing.equality_chains:
+        _chain(design, fig, owners, facts, shown, wording, writing.equality_chains, style)
+    slots = [[*wording.chains.get(q, []), q] for q in owners if q not in wording.merged]
+    values = [" = ".join(_said(x, wording) for x in slot) + f" = {shown[slot[-1]]}" for slot in slots]
+    naming = [f"{quantity_text(q)} = m {n}" for q, n in sorted(wording.names.items(), key=lambda kv: kv[1])]
+    stated = [*naming, *(clause for fact, clause in facts if fact not in wording.dropped)]
+    sem = values + stated if rng.random() < 0.5 else stated + values
+    kept = _kept_lines(design, fig, writing, style)
+    question = _question(design, fig, kept, wording, writing, style)
     if in_text:
-        parts = [f"{quantity_text(q)} = {shown[q]}" for q in in_text]
+        parts = [f"{_said(q, wording)} = {shown[q]}" for q in in_text]
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f", and {parts[-1]}"
         joined = joined.replace(", and", " and") if len(parts) == 2 else joined
         question = f"If {joined}, {question[0].lower()}{question[1:]}"
@@ -537,7 +566,7 @@ def write_problem(design: Design, fig: PGPSFigure, rng: random.Random, record_id
         draft = PGPSRecord.build(
             id=record_id,
             text=text,
-            stru_clauses=_structure(fig, design.draw),
+            stru_clauses=_structure(fig, design.draw, kept),
             sem_clauses=sem,
             expression="Get V0",
             answer="0",
@@ -546,11 +575,104 @@ def write_problem(design: Design, fig: PGPSFigure, rng: random.Random, record_id
         )
     except GeoDSLError:
         return None
-    numbered = [*in_text, *owners]
-    if list(draft.numbers) != [shown[q].lower() for q in numbered]:
+    numbered = [*([q] for q in in_text), *slots]
+    if list(draft.numbers) != [shown[slot[-1]].lower() for slot in numbered]:
         return None  # the reference preprocessing read the text differently: not the N list intended
-    tokens = {q: f"N{i}" for i, q in enumerate(numbered)}
-    return _checked(design, fig, rng, draft, _program(design, tokens))
+    # A chain's value is the N of its givens; a side that a stated equality makes equal to a given
+    # (``AB = AC = 6`` for ``AB = AC``, ``AC = 6``) is still derived by the step that uses the equality.
+    tokens = {
+        q: f"N{i}" for i, slot in enumerate(numbered) for q in slot if q == slot[-1] or q in design.givens
+    }
+    return _checked(design, fig, rng, draft, _program(design, tokens), wording, kept)
+
+
+def _numbered(angles: list[Q], style: random.Random) -> dict[Q, str]:
+    r"""Name some of the angles by number (``\angle 1``, ``\angle 2``...), at least one."""
+    chosen = [q for q in angles if style.random() < 0.6] or [style.choice(angles)]
+    style.shuffle(chosen)
+    return {q: f"\\angle {k}" for k, q in enumerate(chosen, start=1)}
+
+
+def _equal_sides(fact: Fact, fig: PGPSFigure) -> tuple[Q, Q] | None:
+    """The two quantities a stated equality makes equal (``AB = CD``, two angles)."""
+    head, *pts = fact
+    if head == "eq":
+        return fig.seg(pts[0], pts[1]), fig.seg(pts[2], pts[3])
+    if head == "eqang":
+        return Q("ang", tuple(pts[:3])), Q("ang", tuple(pts[3:]))
+    return None
+
+
+def _chain(
+    design: Design,
+    fig: PGPSFigure,
+    owners: list[Q],
+    facts: list[tuple[Fact, str]],
+    shown: dict[Q, str],
+    wording: _Wording,
+    chance: float,
+    style: random.Random,
+) -> None:
+    """Write equal quantities as chains: a stated equality with a given side, two equal givens."""
+    givens = [q for q in owners if q in design.givens]
+    for fact, _ in facts:
+        sides = _equal_sides(fact, fig)
+        if sides is None:
+            continue
+        for given, other in (sides, sides[::-1]):
+            if given not in givens or given in wording.chains or other in design.givens:
+                continue
+            if other == design.goal or other in wording.chains or style.random() >= chance:
+                break
+            wording.chains[given] = [other]
+            wording.dropped.add(fact)
+            break
+    free = [q for q in givens if q not in wording.chains and "x" not in shown[q]]
+    for first, second in itertools.combinations(free, 2):
+        if first.kind != second.kind or shown[first] != shown[second] or first.kind not in ("seg", "ang"):
+            continue
+        if first in wording.merged or second in wording.merged or first in wording.chains:
+            continue
+        if style.random() < chance:
+            wording.chains[first] = [second]
+            wording.merged.add(second)
+
+
+def _shape_word(design: Design, pts: tuple[str, ...]) -> str | None:
+    """What the problem's statement calls a polygon (``parallelogram``, ``regular hexagon``), if anything."""
+    for fact in design.facts:
+        if fact[0] == "shape" and set(fact[2:]) == set(pts):
+            return fact[1]
+        if fact[0] == "regular" and set(fact[1:]) == set(pts):
+            return _POLYGON_WORDS[len(pts)]
+    return None
+
+
+def _question(
+    design: Design,
+    fig: PGPSFigure,
+    kept: list[tuple[str, ...]] | None,
+    wording: _Wording,
+    writing: PGPSWriting,
+    style: random.Random,
+) -> str:
+    goal = design.goal
+    angle_name = wording.names.get(goal)
+    if not writing.phrasings:
+        return goal_text(goal, design.letter, angle_name=angle_name)
+    drawn = {p for line in (fig.lines if kept is None else kept) for p in line} | {
+        p for d in design.draw for p in d
+    }
+    whole = not fig.circles and goal.kind in ("area", "perim") and set(goal.pts) == drawn
+    return question_text(
+        goal,
+        design.letter,
+        style,
+        angle_name=angle_name,
+        shape=_shape_word(design, goal.pts) if goal.kind in ("area", "perim") else None,
+        whole=whole,
+        one_circle=len(fig.circles) == 1,
+    )
 
 
 def _givens_in_text(design: Design, order: list[Q], rng: random.Random) -> list[Q]:
@@ -560,8 +682,57 @@ def _givens_in_text(design: Design, order: list[Q], rng: random.Random) -> list[
     return numeric
 
 
-def _structure(fig: PGPSFigure, draw: Sequence[tuple[str, str]]) -> list[str]:
-    lines = [f"line {' '.join(point_label(p) for p in line)}" for line in fig.lines]
+def _pairs(q: Q) -> list[tuple[str, str]]:
+    """The segments a quantity lies along (a polygon's sides, an angle's arms, a sector's radii)."""
+    pts = q.pts
+    if q.kind == "seg":
+        return [(pts[0], pts[1])]
+    if q.kind in ("ang", "sin", "cos", "tan"):
+        return [(pts[0], pts[1]), (pts[1], pts[2])]
+    if q.kind in ("area", "perim", "asum"):
+        return list(zip(pts, (*pts[1:], pts[0]), strict=True))
+    if q.kind == "sector":
+        return [(pts[0], pts[1]), (pts[0], pts[2])]
+    if q.kind == "segarea":
+        return [(pts[1], pts[2])]
+    return []
+
+
+def _fact_pairs(fact: Fact) -> list[tuple[str, str]]:
+    """The segments a stated fact names (both lines of a perpendicularity, both triangles of a similarity)."""
+    head, *pts = fact
+    if head in ("perp", "para", "eq"):
+        return [(pts[0], pts[1]), (pts[2], pts[3])]
+    if head == "eqang":
+        return [(pts[0], pts[1]), (pts[1], pts[2]), (pts[3], pts[4]), (pts[4], pts[5])]
+    if head in ("sim", "cong"):
+        a, b, c, d, e, f = pts
+        return [(a, b), (b, c), (a, c), (d, e), (e, f), (d, f)]
+    polygon = pts[1:] if head == "shape" else pts if head == "regular" else []
+    return list(zip(polygon, (*polygon[1:], polygon[0]), strict=True)) if polygon else []
+
+
+def _kept_lines(
+    design: Design, fig: PGPSFigure, writing: PGPSWriting, style: random.Random
+) -> list[tuple[str, ...]] | None:
+    """The lines a problem draws when it leaves out those nothing uses (``None``: it draws all)."""
+    if not writing.drop_unused_lines or style.random() >= writing.drop_unused_lines:
+        return None
+    quantities = {q for t, _ in design.steps for q in t.quantities} | {*design.givens, design.goal}
+    pairs = [pair for q in quantities for pair in _pairs(q)]
+    pairs += [pair for fact in design.facts for pair in _fact_pairs(fact)]
+    used = {i for p, q in pairs if (i := fig.line_of(p, q)) is not None}
+    if len(used) == len(fig.lines):
+        return None
+    return [line for i, line in enumerate(fig.lines) if i in used]
+
+
+def _structure(
+    fig: PGPSFigure, draw: Sequence[tuple[str, str]], kept: Sequence[tuple[str, ...]] | None = None
+) -> list[str]:
+    lines = [
+        f"line {' '.join(point_label(p) for p in line)}" for line in (fig.lines if kept is None else kept)
+    ]
     lines += [f"line {point_label(p)} {point_label(q)}" for p, q in draw]
     circles = [
         f"\\odot {point_label(c.centre)} lieson {' '.join(point_label(p) for p in c.points)}"
@@ -586,7 +757,13 @@ def _program(design: Design, tokens: dict[Q, str]) -> str:
 
 
 def _checked(
-    design: Design, fig: PGPSFigure, rng: random.Random, draft: PGPSRecord, program: str
+    design: Design,
+    fig: PGPSFigure,
+    rng: random.Random,
+    draft: PGPSRecord,
+    program: str,
+    wording: _Wording,
+    kept: list[tuple[str, ...]] | None,
 ) -> Written | None:
     expected = design.variable if design.variable is not None else _scaled(fig, design.goal, design.scale)
     try:
@@ -613,15 +790,24 @@ def _checked(
         book="geosynth",
         page="",
     )
-    values = [(q, design.shown[q]) for q in design.givens]
+    names = wording.names
+    values = [(q, names.get(q, design.shown[q])) for q in design.givens]
     if design.letter is not None:
-        values.append((design.goal, design.shown.get(design.goal, design.letter)))
+        values.append((design.goal, names.get(design.goal, design.shown.get(design.goal, design.letter))))
+    elif design.goal in names:
+        values.append((design.goal, names[design.goal]))
     right = tuple((f[1], f[2], f[3], f[4]) for f in design.facts if f[0] == "perp")
     letters: dict[str, float] = {}
     if design.letter is not None:
         letters[design.letter] = expected
     figure = realised_figure(
-        fig, scale=design.scale, draw=design.draw, variables=letters, goal=expected, exact=design.exact
+        fig,
+        scale=design.scale,
+        draw=design.draw,
+        variables=letters,
+        goal=expected,
+        exact=design.exact,
+        lines=kept,
     )
     return Written(
         record=record,
@@ -630,4 +816,5 @@ def _checked(
         right=right,
         expected=expected,
         figure=figure,
+        lines=None if kept is None else tuple(kept),
     )

@@ -29,6 +29,7 @@ from geodsl import OPERATORS
 from geodsl.data import PGPSRecord, load_pgps
 from geodsl.errors import DataError
 from geosynth.engine import Diagram, Problem, atomic_write, parse_problem
+from geosynth.synth._config import PLAIN_WRITING, PGPSWriting
 from geosynth.synth._pgps_compose import (
     STATABLE,
     Design,
@@ -40,6 +41,7 @@ from geosynth.synth._pgps_compose import (
     write_problem,
 )
 from geosynth.synth._pgps_figure import PGPSFigure, Q, pgps_figure
+from geosynth.synth._pgps_phrases import canonical_question
 from geosynth.synth._pgps_realised import FIGURE_FIELD, FiguredProblem, figure_from_json
 from geosynth.synth._pgps_theorems import Theorem, theorems
 from geosynth.synth._records import SynthRecord
@@ -109,6 +111,8 @@ class PGPSProblem:
             "right": [list(names) for names in self.written.right],
             "expected": self.written.expected,
         }
+        if self.written.lines is not None:  # only when the problem leaves lines out, so older lines match
+            entry["lines"] = [list(line) for line in self.written.lines]
         if figure and self.written.figure is not None:
             entry[FIGURE_FIELD] = self.written.figure.model_dump(mode="json")
         return entry
@@ -142,6 +146,7 @@ def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
     realised = (
         figure_from_json(entry[FIGURE_FIELD], f"record {entry['id']}") if FIGURE_FIELD in entry else None
     )
+    lines = tuple(tuple(line) for line in entry["lines"]) if "lines" in entry else None
     written = Written(
         record=record,
         values=values,
@@ -149,6 +154,7 @@ def problem_from_line(entry: dict[str, Any]) -> PGPSProblem:
         right=right,
         expected=float(entry["expected"]),
         figure=realised,
+        lines=lines,
     )
     return PGPSProblem(record, entry["source"], parse_problem(entry["figure"]), diagram, written)
 
@@ -193,10 +199,13 @@ def pgps_problems(
     count: int = 4,
     lengths: Sequence[int] = DEFAULT_LENGTHS,
     weights: dict[str, float] | None = None,
+    writing: PGPSWriting | None = None,
 ) -> list[PGPSProblem]:
     """Up to ``count`` distinct PGPS problems on a calculation figure, each verified by geodsl.
 
     The choices come from ``seed`` only, so the same figure and seed always give the same problems.
+    The writing conventions draw from a source of their own (seeded from ``seed`` too), so the problems
+    designed are the same whatever the conventions.
 
     Args:
         figure: A calculation figure (its ``scale`` segment has length ``length``).
@@ -205,6 +214,8 @@ def pgps_problems(
         count: How many problems to make (fewer when the figure offers fewer).
         lengths: Whole lengths the figure is scaled to.
         weights: Operator weights of the problem's central step (the composer's defaults if ``None``).
+        writing: How the problems are written (``PGPSWriting()``, the textbook conventions, if ``None``;
+            ``PLAIN_WRITING`` writes them as before those conventions).
 
     Raises:
         SynthError: The figure has no given length.
@@ -214,15 +225,18 @@ def pgps_problems(
     fig = pgps_figure(figure.problem, figure.diagram, figure.scale, float(figure.length))
     found = theorems(fig)
     rng = random.Random(seed * 31 + 7)
+    style = random.Random(seed * 31 + 8)
+    writing = PGPSWriting() if writing is None else writing
+    plain = writing == PLAIN_WRITING  # the plain writing keeps the checks it was made with
     out: list[PGPSProblem] = []
     keys: set[str] = set()
     for _ in range(count * _ATTEMPTS):
         if len(out) >= count:
             break
-        written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights)
+        written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights, writing, style)
         if written is None:
             continue
-        if dedupe([written.record], keys):
+        if dedupe([written.record], keys, as_written=plain):
             out.append(PGPSProblem(written.record, source, figure.problem, figure.diagram, written))
     return out
 
@@ -234,6 +248,8 @@ def _one(
     record_id: str,
     lengths: Sequence[int],
     weights: dict[str, float] | None,
+    writing: PGPSWriting,
+    style: random.Random,
 ) -> Written | None:
     design = design_problem(found, rng, weights)
     if design is None or not _goal_ok(design, fig):
@@ -241,7 +257,7 @@ def _one(
     if not choose_values(design, fig, lengths, rng) or not well_posed(design, found):
         return None
     _variant(design, fig, rng)
-    return write_problem(design, fig, rng, record_id)
+    return write_problem(design, fig, rng, record_id, writing=writing, style=style)
 
 
 # --- the corpus -------------------------------------------------------------------------------
@@ -268,51 +284,62 @@ def statement_key(record: PGPSRecord) -> str:
 _POINTS = re.compile(r"\b[A-Z](?:'|\d)*(?:[A-Z](?:'|\d)*)*\b")
 
 
-def question_key(record: PGPSRecord) -> str:
+def question_key(record: PGPSRecord, *, as_written: bool = False) -> str:
     r"""What identifies a problem's question: text and semantic clauses with point names blanked, the answer.
 
     Two records with the same key ask the same question about the same values, in figures whose points
-    are named differently (``Find m \angle ABC.`` with ``AB = AC``, ``m \angle ACB = 60``).
+    are named differently (``Find m \angle ABC.`` with ``AB = AC``, ``m \angle ACB = 60``), in any of
+    the phrasings the generator writes (``What is the measure of \angle ABC?``; the text's question is
+    put in its canonical form, :func:`geosynth.synth._pgps_phrases.canonical_question`). With
+    ``as_written``, the text counts as written (lower-cased): the key of corpora made before the
+    generator varied its phrasing, which the plain writing keeps so that it makes them again exactly.
     """
-    text = _POINTS.sub("P", " ".join(record.text.split())).lower()
+    text = _POINTS.sub("P", " ".join(record.text.split()))
+    text = text.lower() if as_written else canonical_question(text)
     sem = sorted(_POINTS.sub("P", " ".join(c.split())) for c in record.sem_clauses)
     body = {"text": text, "sem": sem, "answer": f"{float(record.answer):.2f}"}
     return hashlib.sha1(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _keys(record: PGPSRecord) -> tuple[str, str]:
-    return f"s{statement_key(record)}", f"q{question_key(record)}"
+def _keys(record: PGPSRecord, as_written: bool = False) -> tuple[str, str]:
+    return f"s{statement_key(record)}", f"q{question_key(record, as_written=as_written)}"
 
 
-def dedupe(records: Iterable[PGPSRecord], seen: set[str] | None = None) -> list[PGPSRecord]:
+def dedupe(
+    records: Iterable[PGPSRecord], seen: set[str] | None = None, *, as_written: bool = False
+) -> list[PGPSRecord]:
     """The records whose :func:`statement_key` and :func:`question_key` have not occurred before.
 
     Earlier means in ``seen`` or earlier in the list; ``seen`` is updated, so a corpus can be deduplicated
-    shard by shard.
+    shard by shard. ``as_written``: question keys of the texts as written (:func:`question_key`).
     """
     keys: set[str] = set() if seen is None else seen
     out: list[PGPSRecord] = []
     for record in records:
-        mine = _keys(record)
+        mine = _keys(record, as_written)
         if not any(k in keys for k in mine):
             keys.update(mine)
             out.append(record)
     return out
 
 
-def find_leaks(corpus: Iterable[PGPSRecord], tests: Iterable[PGPSRecord]) -> list[tuple[str, str]]:
+def find_leaks(
+    corpus: Iterable[PGPSRecord], tests: Iterable[PGPSRecord], *, as_written: bool = False
+) -> list[tuple[str, str]]:
     """Corpus records that pose a test problem: ``(corpus id, test id)`` pairs.
 
     A corpus record matches a test record when they share their :func:`statement_key` (the same
-    statement) or their :func:`question_key` (the same question about the same values, relabelled).
+    statement) or their :func:`question_key` (the same question about the same values, relabelled, in
+    any phrasing; ``as_written``: in the same words, the check corpora were made with before the
+    generator varied its phrasing).
     """
     known: dict[str, str] = {}
     for test in tests:
-        for key in _keys(test):
+        for key in _keys(test, as_written):
             known.setdefault(key, test.id)
     out: list[tuple[str, str]] = []
     for record in corpus:
-        hit = next((known[k] for k in _keys(record) if k in known), None)
+        hit = next((known[k] for k in _keys(record, as_written) if k in known), None)
         if hit is not None:
             out.append((record.id, hit))
     return out
@@ -379,6 +406,7 @@ def render_problem(
             values=problem.written.values,
             draw=problem.written.draw,
             right=problem.written.right,
+            lines=problem.written.lines,
             fmt=fmt,
             seed=seed,
             layout=layout if not problem.written.draw else None,
@@ -395,15 +423,17 @@ def pgps_shard_lines(
     images: dict[str, bytes],
     *,
     figures: bool = False,
+    writing: PGPSWriting | None = None,
 ) -> list[str]:
     """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``).
 
-    With ``figures``, each line also carries the problem's realised figure (``realised_figure``).
+    With ``figures``, each line also carries the problem's realised figure (``realised_figure``);
+    ``writing`` is how the problems are written (:func:`pgps_problems`).
     """
     from geosynth.synth._render import diagram_layout
 
     lines: list[str] = []
-    problems = pgps_problems(figure, source=record.id, seed=record.seed, count=count)
+    problems = pgps_problems(figure, source=record.id, seed=record.seed, count=count, writing=writing)
     layout = diagram_layout(figure.problem, figure.diagram, seed=record.seed) if render and problems else None
     for problem in problems:
         item = problem
@@ -466,7 +496,7 @@ def _shard_figures(out: Path, shards: int | None) -> dict[str, object]:
 
 
 def assemble_pgps(
-    out: Path, shards: int | None = None, exclude: Sequence[PGPSRecord] = ()
+    out: Path, shards: int | None = None, exclude: Sequence[PGPSRecord] = (), *, as_written: bool = False
 ) -> dict[str, object]:
     """Write ``out/pgps/pgps.json`` (the corpus, deduplicated in shard order) and ``out/pgps/stats.json``.
 
@@ -480,6 +510,8 @@ def assemble_pgps(
         out: The dataset folder.
         shards: How many shards the run has (``None``: every shard file there).
         exclude: Problems the corpus must not pose (test splits): matches (:func:`find_leaks`) are dropped.
+        as_written: Compare question texts as written (:func:`question_key`): how corpora of the plain
+            writing were assembled, kept so they are made again exactly.
 
     Returns:
         The statistics written: problems kept, duplicates and test matches dropped, operator and type
@@ -493,9 +525,9 @@ def assemble_pgps(
     total = 0
     for records in read_pgps_shards(out, shards):
         total += len(records)
-        kept.extend(dedupe(records, seen))
+        kept.extend(dedupe(records, seen, as_written=as_written))
     unique = len(kept)
-    posed = {corpus_id for corpus_id, _ in find_leaks(kept, exclude)}
+    posed = {corpus_id for corpus_id, _ in find_leaks(kept, exclude, as_written=as_written)}
     kept = [r for r in kept if r.id not in posed]
     corpus = {r.id: {k: v for k, v in pgps_json(r).items() if k != "id"} for r in kept}
     for record_id, realised in _shard_figures(out, shards).items():

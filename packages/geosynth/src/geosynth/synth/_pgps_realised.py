@@ -112,6 +112,7 @@ def realised_figure(
     variables: Mapping[str, float],
     goal: float,
     exact: bool,
+    lines: Sequence[tuple[str, ...]] | None = None,
 ) -> RealisedFigure:
     """The realised figure of a problem written on ``fig`` rescaled by ``scale`` (the composer's scale).
 
@@ -122,11 +123,20 @@ def realised_figure(
         variables: The value of each letter of the question.
         goal: The value asked for.
         exact: Whether every given value is written exactly.
+        lines: The figure's lines the problem draws when it leaves some out (``None``: all); the
+            realised figure then has those lines and only the points they, the extra segments and the
+            circles pass through.
     """
-    lines = [*fig.lines, *(tuple(pair) for pair in draw if not fig.joined(*pair))]
+    drawn = fig.lines if lines is None else tuple(lines)
+    all_lines = [*drawn, *(tuple(pair) for pair in draw if not fig.joined(*pair))]
+    shown = fig.xy
+    if lines is not None:
+        on = {p for line in all_lines for p in line}
+        on |= {p for c in fig.circles for p in (*c.points, *([c.centre] if c.centre is not None else []))}
+        shown = {n: xy for n, xy in fig.xy.items() if n in on}
     return RealisedFigure(
-        points=tuple(FigurePoint(name=n, x=x * scale, y=y * scale) for n, (x, y) in fig.xy.items()),
-        lines=tuple(tuple(line) for line in lines),
+        points=tuple(FigurePoint(name=n, x=x * scale, y=y * scale) for n, (x, y) in shown.items()),
+        lines=tuple(tuple(line) for line in all_lines),
         circles=tuple(
             FigureCircle(centre=c.centre, x=c.x * scale, y=c.y * scale, r=c.r * scale, points=c.points)
             for c in fig.circles

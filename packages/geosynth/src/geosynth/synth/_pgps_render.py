@@ -125,6 +125,8 @@ def _arc_note(
 
 
 def _shown(q: Q, text: str) -> str:
+    if text.startswith("\\angle "):  # a numbered angle: its number, as textbook diagrams write it
+        return text.removeprefix("\\angle ")
     if q.kind in ("ang", "arc"):
         if any(ch.isalpha() for ch in text) and len(text) > 1:
             return f"({text})°"
@@ -160,6 +162,41 @@ def notes_for(layout: Layout, values: Sequence[tuple[Q, str]]) -> tuple[list[Not
     return notes, arcs
 
 
+def _on(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
+    """Whether ``p`` lies on the segment ``a b`` (within ``tol``)."""
+    length = math.hypot(b[0] - a[0], b[1] - a[1])
+    if length <= tol:
+        return math.hypot(p[0] - a[0], p[1] - a[1]) <= tol
+    cross = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+    along = ((p[0] - a[0]) * (b[0] - a[0]) + (p[1] - a[1]) * (b[1] - a[1])) / length
+    return abs(cross) / length <= tol and -tol <= along <= length + tol
+
+
+def _only(layout: Layout, lines: Sequence[Sequence[str]]) -> Layout:
+    """The layout with only the segments along ``lines`` and the points on what remains drawn."""
+    tol = 1e-3
+    at = layout.points
+    segments = []
+    for a, b in layout.segments:
+        on = {name for name, xy in at.items() if _on(xy, a, b, tol)}
+        if any(len(on.intersection(line)) >= 2 for line in lines):
+            segments.append((a, b))
+    kept = {name for name, xy in at.items() if any(_on(xy, a, b, tol) for a, b in segments)}
+    for x, y, r in layout.circles:
+        kept |= {
+            name
+            for name, (px, py) in at.items()
+            if abs(math.hypot(px - x, py - y) - r) <= tol or math.hypot(px - x, py - y) <= tol
+        }
+    return layout.model_copy(
+        update={
+            "segments": tuple(segments),
+            "points": {name: xy for name, xy in at.items() if name in kept},
+            "labels": tuple(label for label in layout.labels if label.point in kept),
+        }
+    )
+
+
 def render_pgps(
     problem: Problem,
     diagram: Diagram,
@@ -168,6 +205,7 @@ def render_pgps(
     values: Sequence[tuple[Q, str]],
     draw: Sequence[tuple[str, str]] = (),
     right: Sequence[tuple[str, str, str, str]] = (),
+    lines: Sequence[tuple[str, ...]] | None = None,
     fmt: str = "png",
     seed: int = 0,
     layout: Layout | None = None,
@@ -183,6 +221,9 @@ def render_pgps(
         values: Quantities and the text to write at them (given values, the asked letter).
         draw: Segments to draw besides the constructions' own (a radius the problem gives).
         right: Perpendicular line pairs the problem states (``p q r s``: pq ⊥ rs), marked where they meet.
+        lines: The figure's lines to draw (named points along each) when the problem leaves some out:
+            the others, the points on nothing drawn and the right-angle marks it does not state are left
+            out of the picture. ``None``: the whole figure.
         fmt: ``png`` or ``svg``.
         seed: Tie-breaking of label positions and the SVG id salt.
         layout: The figure's layout, when the caller has it (several problems on one figure share it;
@@ -197,7 +238,10 @@ def render_pgps(
         statements = [f"length {p} {q}" for p, q in draw]
         layout = diagram_layout(problem, diagram, seed=seed, statements=statements)
     marks = [m for names in right if (m := _right_mark(names, layout.points, 1e-4)) is not None]
-    layout = layout.model_copy(update={"marks": tuple(dict.fromkeys((*layout.marks, *marks)))})
+    if lines is not None:
+        layout = _only(layout, [*lines, *draw]).model_copy(update={"marks": tuple(dict.fromkeys(marks))})
+    else:
+        layout = layout.model_copy(update={"marks": tuple(dict.fromkeys((*layout.marks, *marks)))})
     notes, arcs = notes_for(layout, values)
     path.parent.mkdir(parents=True, exist_ok=True)
     _draw(layout, path, fmt, seed, notes=notes, arcs=arcs)
