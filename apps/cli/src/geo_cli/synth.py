@@ -263,17 +263,27 @@ def leaks(
         list[Path],
         typer.Option("--test", "-t", help="PGPS-format test split the corpus must not pose; repeatable."),
     ],
+    as_written: Annotated[
+        bool,
+        typer.Option(
+            "--as-written",
+            help="Compare question texts as written, not in any phrasing (the check of corpora of the "
+            "plain writing, such as the pgps-v1 preset's).",
+        ),
+    ] = False,
 ) -> None:
     """Check that a corpus poses none of the test problems: same statement, or same question relabelled.
 
-    Prints one JSON line per match (corpus id, test id, test file) and a summary; exits 1 when any is found.
+    A question matches in any phrasing the generator writes (``Solve for x.`` is ``Find x.``) unless
+    ``--as-written``. Prints one JSON line per match (corpus id, test id, test file) and a summary; exits 1
+    when any is found.
     """
     from geosynth.synth import find_leaks
 
     problems = _pgps_files([corpus])
     found = 0
     for path in test:
-        for mine, theirs in find_leaks(problems, _pgps_files([path])):
+        for mine, theirs in find_leaks(problems, _pgps_files([path]), as_written=as_written):
             typer.echo(json.dumps({"corpus_id": mine, "test_id": theirs, "test_file": str(path)}))
             found += 1
     sizes = f"{len(problems)} corpus problems against {len(test)} test file(s)"
