@@ -13,7 +13,12 @@ duplicates dropped and problems per CPU second; then the operator and knowledge-
 corpus beside those of the PGPS9K and Geometry3K test splits (``$GEO_SHARED/data/pgps``, default
 ``../shared``). The splits are passed to the writer as ``pgps_exclude``, so the corpus leaves out the
 problems that pose a test problem (:func:`find_leaks`; the count is printed), and the check is run again
-on the written corpus (it must find none).
+on the written corpus (it must find none). A last table gives the writing conventions of textbook PGPS
+problems (numbered angles, equality chains, rounding instructions, figure and statement sizes) and the
+question forms (the text with values, point names and letters blanked, as ``bench_transfer_cpu.py``
+defines them): their count, and for each test split the share of its problems whose form the corpus
+also asks. That share is measured on the test splits after the generator's phrasings were written; it
+is a measurement, not something the phrasings were tuned to.
 
 ``--legacy`` measures the generator as it was before the PGPS output, the same way: the Euclid-Omni preset
 (calculation solver cross-check and bridge), counting records that carry a verified PGPS program
@@ -31,8 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_transfer_cpu import FEATURES, question_form
 from geodsl.data import PGPSRecord, load_pgps
 from geosynth.synth import load_config, read_records, write_dataset
+from geosynth.synth._pgps_out import pgps_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = ("pgps9k_test", "geometry3k_test")
@@ -63,6 +70,47 @@ def _table(title: str, columns: dict[str, dict[str, int]], sizes: dict[str, int]
         ]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     return lines
+
+
+_CONVENTIONS = ("numbered angle (m \\angle 1)", "equality chain (a = b = c)")
+
+
+def _conventions(sets: dict[str, list[PGPSRecord]]) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """The writing conventions of each set of problems (% of its problems) and its question forms."""
+    features = dict(FEATURES)
+    rows: dict[str, dict[str, float]] = {}
+    corpus_forms = {question_form(r.text) for r in sets["corpus"]}
+    for name, records in sets.items():
+        entries = [pgps_json(r) for r in records]
+        n = max(1, len(entries))
+        row = {label: 100 * sum(features[label](e) for e in entries) / n for label in _CONVENTIONS}
+        row["rounding instruction"] = 100 * sum("Round " in r.text for r in records) / n
+        row["at most 6 structure clauses"] = (
+            100 - 100 * sum(features["more than 6 structure clauses"](e) for e in entries) / n
+        )
+        row["more than 4 semantic clauses"] = (
+            100 * sum(features["more than 4 semantic clauses"](e) for e in entries) / n
+        )
+        row["question forms (count)"] = len({question_form(r.text) for r in records})
+        if name != "corpus":
+            row["question form the corpus asks"] = (
+                100 * sum(question_form(r.text) in corpus_forms for r in records) / n
+            )
+        rows[name] = row
+    names = list(sets)
+    lines = ["| writing | " + " | ".join(f"{n} (n={len(sets[n])})" for n in names) + " |"]
+    lines.append("|---|" + "---|" * len(names))
+    for label in rows["corpus"] | rows.get(names[-1], {}):
+        cells = [
+            "-"
+            if label not in rows[n]
+            else f"{rows[n][label]:.0f}"
+            if "count" in label
+            else f"{rows[n][label]:.1f}%"
+            for n in names
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines, rows
 
 
 def _run(args: argparse.Namespace, out: Path, exclude: list[PGPSRecord]) -> dict[str, Any]:
@@ -145,6 +193,10 @@ def main() -> None:
                 {k: len(v) for k, v in leaks.items()},
             )
             result |= {"operators": ops, "types": types, "leaks": {k: len(v) for k, v in leaks.items()}}
+            table, conventions = _conventions(sets)
+            print()
+            print("\n".join(table))
+            result["conventions"] = conventions
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
