@@ -286,6 +286,11 @@ def compile_rule(rule: Rule) -> CompiledRule | None:
         return None
     # One instance per orbit of the rule's symmetric variable swaps (x <= y, as x = y may be bound).
     where.extend(f"{first[x]} <= {first[y]}" for x, y in symmetric_pairs(rule))
+    # Four points of a `cyclic` premise must differ: any three points are concyclic, so a repeated point
+    # makes the premise vacuous (r25's cyclic kite with A = B would give a right angle at every vertex).
+    for s in joined:
+        if s.name == "cyclic" and len(s.args) == 4:
+            where.extend(f"{first[a]} <> {first[b]}" for a, b in itertools.combinations(s.args, 2) if a != b)
     tables = ", ".join(f"{table} AS t{i}" for i, (table, _) in enumerate(atoms))
     sql = f"SELECT DISTINCT {', '.join(first[v] for v in points)} FROM {tables}"
     if where:
