@@ -6,7 +6,9 @@ relation; calculation: an angle, length, area or variable the engine determines 
 problem down to the constructions the solution needs and re-solves it from its own text before emitting
 it. ``write_dataset`` writes resumable JSONL shards (process pool or Ray, identical output), and
 ``dataset_stats`` summarises a folder. Rendering, natural-language text, multiple choice, the PGPS bridge
-and auxiliary constructions live in sibling modules and are used when present. PGPS-format problems can
+and auxiliary constructions live in sibling modules and are used when present; the auxiliary-construction
+search without a language model (``heuristic_aux_search``, ``solve_all_with_aux``: ``geo engine solve
+--aux``) is exported here. PGPS-format problems can
 carry their realised figure (``RealisedFigure``), on which ``figure_step_labels`` labels each step of a
 solution program correct or wrong.
 """

@@ -8,8 +8,9 @@ realised diagram and scored by what its new point does there, numerically (:func
 point that falls on a line, a circle or a perpendicular bisector it was not built on, or makes a line
 parallel or perpendicular to one of the figure's, reveals structure the engine may use; one that does
 so with the goal's points counts more. :func:`heuristic_aux_search` checks the ranked candidates with
-the engine, several at a time on one diagram, then two constructions deep, then random construction
-sequences, within one time budget; every proof it returns has been replayed step by step.
+the engine (one at a time by default, or several on one diagram), then two constructions deep, then
+random construction sequences, within one time budget; every proof it returns has been replayed step
+by step.
 :func:`solve_all_with_aux` is what ``geo engine solve --aux SECONDS`` runs: plain deduction first, the
 search only where it fails, each problem in a worker process with a hard time limit.
 """
