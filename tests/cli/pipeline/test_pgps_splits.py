@@ -225,3 +225,36 @@ def test_a_split_record_with_an_unknown_operator_is_one_line_naming_it(tmp_path:
     )
     assert "unknown operator 'Foo'" in message
     assert not (tmp_path / "work" / "data" / "sample.json").exists()  # nothing half-written
+
+
+def test_synth_config_chooses_the_generator_preset_and_keys_the_data_stage(
+    finished: Path, tmp_path: Path
+) -> None:
+    from geosynth.synth import load_config, write_dataset
+
+    plain = {"data": {"train": {"synth_config": "pgps-v1"}}}
+    config = _write(tmp_path, plain)
+    result = runner.invoke(app, ["pipeline", "run", str(config), "--until", "data"])
+    assert result.exit_code == 0, result.output
+    # the split is what the named generator preset writes for the same figures, not the default's
+    write_dataset(
+        load_config("pgps-v1"), 3, 0, tmp_path / "direct", task="calculation", shard_size=50, pgps=4
+    )
+    direct = load_pgps(tmp_path / "direct" / "pgps" / "pgps.json")
+    assert _split(tmp_path, "train") == direct
+    assert _split(finished, "train") != direct  # the default (`pgps`) writes textbook conventions
+    # a different generator config is a different data stage: the finished run's data would be stale
+    status = runner.invoke(app, ["pipeline", "status", str(_write(finished, plain, name="plain.yaml"))])
+    assert status.exit_code == 0, status.output
+    assert "data" in status.output and "stale" in status.output
+
+
+def test_an_unknown_generator_preset_is_one_line_naming_the_split(tmp_path: Path) -> None:
+    config = _write(tmp_path, {"data": {"train": {"synth_config": "nope"}}})
+    message = _error(runner.invoke(app, ["pipeline", "run", str(config)]))
+    assert message.startswith("data.train.synth_config: no bundled synthesis config named 'nope'")
+    check = runner.invoke(app, ["pipeline", "check", str(config)])
+    assert check.exit_code == 1 and "data: not available (inputs missing here: nope)" in " ".join(
+        check.output.split()
+    )
+    assert not (tmp_path / "work" / "data" / "train.json").exists()

@@ -70,18 +70,23 @@ def _inputs(config: PipelineConfig, base: Path) -> dict[str, dict[str, str]]:
 
     Each maps the path as the config writes it to the path it resolves to.
     """
-    from geo_cli.pipeline._stages_prep import resolve_path, splits_of
+    from geo_cli.pipeline._stages_prep import resolve_path, splits_of, synth_config_of
     from geo_cli.pipeline.errors import PipelineConfigError
 
     named: dict[str, list[str]] = {"data": [], "train": [], "evaluate": []}
-    for spec in splits_of(config).values():
+    missing: dict[str, dict[str, str]] = {}
+    for split, spec in splits_of(config).items():
         named["data"] += [p for p in (spec.path, spec.images_dir, *spec.exclude) if p]
+        if spec.synth_config is not None:
+            try:
+                synth_config_of(spec, base, split)
+            except PipelineConfigError as exc:
+                missing.setdefault("data", {})[spec.synth_config] = str(exc)
     if config.train is not None and config.train.records is not None:
         named["train"].append(config.train.records)
     model = config.evaluate.model
     if model is not None and model.startswith("bundled:"):
         named["evaluate"].append(model)
-    missing: dict[str, dict[str, str]] = {}
     for stage, values in named.items():
         for value in dict.fromkeys(values):
             try:

@@ -92,6 +92,10 @@ class DatasetSpec(_Model):
     """How many problems ``synthesize`` generates (``pgps``: how many figures)."""
     synth_seed: int = 0
     """Generator seed (``synthesize`` only): splits made with different seeds draw different figures."""
+    synth_config: str | None = None
+    """The generator configuration ``synthesize`` runs: a geosynth preset name (``pgps``, ``pgps-v1``,
+    ``euclid-omni``, ...) or a YAML file (relative to the pipeline config). None: ``pgps`` for
+    ``synth_kind: pgps``, ``euclid-omni`` for ``calculation``. Its content is part of the data stage's key."""
     pgps_per_figure: Annotated[int, Field(ge=1)] = 4
     """Problems posed per figure (``synth_kind: pgps`` only)."""
     exclude: tuple[str, ...] = ()
@@ -108,6 +112,8 @@ class DatasetSpec(_Model):
             raise ValueError(f"path is only read for source 'pgps_file', not {self.source!r}")
         if self.source == "synthesize" and (self.synth_kind is None or self.synth_count is None):
             raise ValueError("source 'synthesize' needs synth_kind and synth_count")
+        if self.synth_config is not None and self.synth_kind not in ("pgps", "calculation"):
+            raise ValueError("synth_config is only read for synth_kind 'pgps' or 'calculation'")
         if self.exclude and self.synth_kind != "pgps":
             raise ValueError("exclude is only read for synth_kind 'pgps'")
         return self

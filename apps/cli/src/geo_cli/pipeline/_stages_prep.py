@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from geodsl.data import PGPSRecord
+    from geosynth.synth import SynthConfig
 
 __all__ = (
     "bundled_path",
@@ -37,6 +39,7 @@ __all__ = (
     "run_mts",
     "run_train",
     "splits_of",
+    "synth_config_of",
     "train_model_dir",
 )
 
@@ -86,6 +89,30 @@ def _digest(base: Path, value: str) -> str:
     return file_digest(path) if path.is_file() else f"missing: {path}"
 
 
+def synth_config_of(spec: DatasetSpec, base: Path, split: str) -> SynthConfig:
+    """The generator configuration a synthesized split runs (``synth_config``, else the kind's default).
+
+    Raises:
+        PipelineConfigError: the preset or file does not exist or is not a valid configuration (named).
+    """
+    from geosynth.synth import SynthConfigError, load_config
+
+    name = spec.synth_config or ("pgps" if spec.synth_kind == "pgps" else SYNTH_CONFIG)
+    source = str(resolve_path(base, name)) if name.endswith((".yaml", ".yml")) else name
+    try:
+        return load_config(source)
+    except SynthConfigError as exc:
+        raise PipelineConfigError(f"data.{split}.synth_config: {exc}") from None
+
+
+def _generator_digest(spec: DatasetSpec, base: Path, split: str) -> str:
+    try:
+        config = synth_config_of(spec, base, split)
+    except PipelineConfigError as exc:
+        return f"invalid: {exc}"
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+
+
 def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
     """What the data stage's key is hashed from: the split specs and the input files' digests."""
     out: dict[str, Any] = {"draw": config.data.draw_missing_diagrams}
@@ -97,6 +124,8 @@ def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
             entry["exclude_sha256"] = [_digest(base, x) for x in spec.exclude]
         if spec.images_dir is not None:
             entry["images_dir"] = str(resolve_path(base, spec.images_dir))
+        if spec.source == "synthesize" and spec.synth_kind in ("pgps", "calculation"):
+            entry["generator_sha256"] = _generator_digest(spec, base, split)
         out[split] = entry
     return out
 
@@ -129,14 +158,14 @@ def _synthesized_pgps(
     duplicates and every problem of the excluded splits are left out (``geosynth.synth`` PGPS output).
     """
     from geodsl.data import load_pgps
-    from geosynth.synth import load_config, write_dataset
+    from geosynth.synth import write_dataset
 
     if spec.synth_count is None:
         raise StageFailedError(f"data.{split}: synth_kind 'pgps' needs synth_count")
     out = ctx.folder / "synth" / split
     render = ctx.config.data.draw_missing_diagrams
     write_dataset(
-        load_config("pgps"), spec.synth_count, spec.synth_seed, out, task="calculation", shard_size=50,
+        synth_config_of(spec, ctx.base, split), spec.synth_count, spec.synth_seed, out, task="calculation", shard_size=50,
         jobs=ctx.config.mts.jobs, use_ray=spec.use_ray, render=render, pgps=spec.pgps_per_figure,
         pgps_exclude=_excluded(spec, ctx, split),
         progress=lambda done, total: ctx.events.progress("data", done, total, f"{split} synthesis (figures)"),
@@ -160,7 +189,7 @@ def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list
     folder their diagrams are in.
     """
     from geodsl.data import load_pgps
-    from geosynth.synth import load_config, read_records, write_dataset
+    from geosynth.synth import read_records, write_dataset
 
     if spec.synth_kind == "pgps":
         return _synthesized_pgps(spec, ctx, split)
@@ -168,7 +197,7 @@ def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list
         raise StageFailedError(SYNTHESIS_MISSING)
     out = ctx.folder / "synth" / split
     write_dataset(
-        load_config(SYNTH_CONFIG), spec.synth_count, 0, out, task="calculation", shard_size=50,
+        synth_config_of(spec, ctx.base, split), spec.synth_count, 0, out, task="calculation", shard_size=50,
         jobs=ctx.config.mts.jobs, use_ray=spec.use_ray, render=True,
         progress=lambda done, total: ctx.events.progress("data", done, total, f"{split} synthesis"),
     )  # fmt: skip
