@@ -485,7 +485,10 @@ def critique_solutions(
     progress("critique", len(solutions) - len(todo), len(solutions))
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
-        requests = [StepScoreRequest(question=s.question, images=(), steps=s.step_texts) for s in chunk]
+        requests = [
+            StepScoreRequest(question=s.question, images=tuple(Path(i) for i in s.images), steps=s.step_texts)
+            for s in chunk
+        ]
         rows: list[dict[str, Any]] = []
         for solution, result in zip(chunk, critic.critique(requests), strict=True):
             judgement = to_step_judgement(result.parsed, result.scores)
