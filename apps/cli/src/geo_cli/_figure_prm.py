@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from geo_cli.pipeline._state import done_lines
+
 if TYPE_CHECKING:
     from geoprm.backends.transformers import TransformersCritic
     from geoprm.labelled import LabelledSolution, LabelledStep
@@ -64,20 +66,6 @@ def write_text(path: Path, text: str) -> None:
     from geosynth.engine import atomic_write
 
     atomic_write(path, text.encode("utf-8"))
-
-
-def _done_lines(path: Path) -> list[dict[str, Any]]:
-    """The complete lines of an earlier run; a torn last line (a crash mid-write) is dropped, the file fixed."""
-    if not path.is_file():
-        return []
-    rows: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    write_jsonl(path, rows)
-    return rows
 
 
 def _append(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -191,7 +179,7 @@ def sample_solutions(
     """
     from geotts import ChatMessage, GenerationRequest, SamplingParams
 
-    done = {row["problem"]: list(row["texts"]) for row in _done_lines(path)}
+    done = {row["problem"]: list(row["texts"]) for row in done_lines(path)}
     path.parent.mkdir(parents=True, exist_ok=True)
     chunks = [problems[i : i + spec.batch] for i in range(0, len(problems), spec.batch)]
     finished = sum(len(c) for c in chunks if all(p.record.id in done for p in c))
@@ -480,7 +468,7 @@ def critique_solutions(
     from geoprm import to_step_judgement
     from geotts import StepScoreRequest
 
-    done = {row["id"]: row for row in _done_lines(path)}
+    done = {row["id"]: row for row in done_lines(path)}
     todo = [s for s in solutions if s.id not in done]
     progress("critique", len(solutions) - len(todo), len(solutions))
     for start in range(0, len(todo), batch):

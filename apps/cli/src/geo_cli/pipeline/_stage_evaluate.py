@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from geo_cli.pipeline._config import BUNDLED_PREFIX, TINY_PREFIX, DatasetSpec, EvaluateSettings
 from geo_cli.pipeline._context import StageContext, captured_output
 from geo_cli.pipeline._stages_prep import bundled_path, train_model_dir
-from geo_cli.pipeline._state import atomic_write_text
+from geo_cli.pipeline._state import atomic_write_text, done_lines
 from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
 
 if TYPE_CHECKING:
@@ -315,20 +315,6 @@ def _row(
     return row
 
 
-def _done_rows(path: Path) -> list[dict[str, Any]]:
-    """Complete lines of an earlier run; a torn last line (a crash mid-write) is dropped and the file fixed."""
-    if not path.is_file():
-        return []
-    rows: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
-    return rows
-
-
 @contextlib.contextmanager
 def _sandbox(s: EvaluateSettings) -> Generator[Sandbox]:
     from geodsl.sandbox import Sandbox, SandboxLimits
@@ -534,7 +520,7 @@ def _generate(ctx: StageContext, name: str, records: Sequence[PGPSRecord], path:
     """Candidates of every problem of one split not yet in ``path``, ``batch_size`` problems per call."""
     s = ctx.config.evaluate
     images = ctx.upstream["data"] / "images"
-    rows = _done_rows(path)
+    rows = done_lines(path)
     done = {r["id"] for r in rows}
     todo = [(i, rec) for i, rec in enumerate(records) if rec.id not in done]
     finished = len(records) - len(todo)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ("StageState", "atomic_write_text", "read_state", "stable_hash", "write_state")
+__all__ = ("StageState", "atomic_write_text", "done_lines", "read_state", "stable_hash", "write_state")
 
 STATE_FILE = "stage.json"
 
@@ -42,6 +42,20 @@ def atomic_write_text(path: Path, text: str) -> None:
     from geosynth.engine import atomic_write
 
     atomic_write(path, text.encode("utf-8"))
+
+
+def done_lines(path: Path) -> list[dict[str, Any]]:
+    """The complete JSON lines of an earlier run; a torn last line (a crash mid-write) is dropped, the file fixed."""
+    if not path.is_file():
+        return []
+    rows: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
+    return rows
 
 
 class StageState(BaseModel):
