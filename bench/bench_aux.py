@@ -28,7 +28,7 @@ import numpy as np
 
 from geosynth import GeoSynthError, load_problems, proof_data, proof_steps, realise, replay, solve_all
 from geosynth.engine import Problem, deduce, default_definitions, extend_diagram, parse_clause
-from geosynth.synth._aux import STANDARD_KINDS, standard_constructions, with_auxiliary
+from geosynth.synth import STANDARD_KINDS, standard_constructions, with_auxiliary
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"jgex": "jgex_ag_231.txt", "imo": "imo_ag_30.txt"}

@@ -23,8 +23,7 @@ import numpy as np
 
 from geosynth import deduce, load_problems, realise
 from geosynth.engine import Diagram, default_definitions, parse_clause
-from geosynth.synth import ranked_candidates
-from geosynth.synth._aux import new_point_names, with_auxiliary
+from geosynth.synth import new_point_names, ranked_candidates, with_auxiliary
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"jgex": "jgex_ag_231.txt", "imo": "imo_ag_30.txt"}

@@ -15,7 +15,7 @@ import argparse
 import json
 import time
 
-from geosynth.synth._aux_random import AuxGenConfig, mine_sequence
+from geosynth.synth import AuxGenConfig, mine_sequence
 
 
 def main() -> int:

@@ -69,7 +69,7 @@ from geosynth.engine import (
     SameSide,
     compile_problem,
 )
-from geosynth.synth._bridge import bridge_program
+from geosynth.synth import bridge_program
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,12 +31,13 @@ from geodsl import instantiate
 from geosynth.synth import (
     CORRUPTION_KINDS,
     GenerationFailed,
+    PGPSProblem,
     corrupt_program,
     figure_step_labels,
+    generate_with_figure,
     load_config,
+    pgps_problems,
 )
-from geosynth.synth._generate import generate_with_figure
-from geosynth.synth._pgps_out import PGPSProblem, pgps_problems
 
 
 def _problems(n: int, seed: int, per_figure: int, config_name: str) -> list[PGPSProblem]:

@@ -38,8 +38,7 @@ from typing import Any
 
 from bench_transfer_cpu import FEATURES, question_form
 from geodsl.data import PGPSRecord, load_pgps
-from geosynth.synth import load_config, read_records, write_dataset
-from geosynth.synth._pgps_out import pgps_json
+from geosynth.synth import load_config, pgps_json, read_records, write_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = ("pgps9k_test", "geometry3k_test")
@@ -175,7 +174,7 @@ def main() -> None:
         print(" ".join(f"{k}={v}" for k, v in row.items()))
         result: dict[str, Any] = {"run": row}
         if not args.legacy:
-            from geosynth.synth._pgps_out import find_leaks, operator_histogram, type_histogram
+            from geosynth.synth import find_leaks, operator_histogram, type_histogram
 
             corpus = load_pgps(out / "pgps" / "pgps.json")
             if not splits:

@@ -28,10 +28,13 @@ while the deductive loop in ``deduction`` calls the algebra after each pass over
 """
 
 SCANNED = ("apps", "bench", "tests", "packages")
-"""Folders whose Python files are checked (``packages/geosynth`` by the engine's own rules)."""
+"""Folders whose Python files are checked (``packages/geosynth/src`` by the engine's own rules)."""
 
 WHITE_BOX = ("tests", "bench")
 """Folders that may import an engine sub-module (tests of internals, benchmarks that instrument them)."""
+
+PRIVATE_WHITE_BOX = Path("tests/geosynth")
+"""The one folder outside geosynth that may import its private modules (not the engine's): its own tests."""
 
 EXEMPT: set[tuple[str, str]] = set()
 """Known imports of a private geosynth module outside geosynth (none)."""
@@ -98,7 +101,15 @@ def _geosynth_imports(root: Path, path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _private(name: str) -> bool:
-    """``geosynth._x`` or any engine module with a private part (``geosynth.engine.language._y``)."""
+    """A geosynth module with a private part anywhere after ``geosynth.`` (``geosynth.synth._aux``)."""
+    return any(part.startswith("_") for part in name.split(".")[1:])
+
+
+def _sealed(name: str) -> bool:
+    """``geosynth._x`` or any engine module with a private part (``geosynth.engine.language._y``).
+
+    These stay private to geosynth's own tests as well.
+    """
     parts = name.split(".")
     if len(parts) > 1 and parts[1].startswith("_"):
         return True
@@ -127,18 +138,25 @@ def _once_per_line(found: list[tuple[Path, int, str]]) -> list[str]:
 
 
 def outside_violations(root: Path) -> list[str]:
-    """Imports from outside ``packages/geosynth`` that bypass the public API."""
+    """Imports from outside ``packages/geosynth/src`` that bypass the public API.
+
+    No file there imports a private geosynth module (a name with a part after ``geosynth.`` that starts
+    with an underscore), except that geosynth's own tests (:data:`PRIVATE_WHITE_BOX`) may test the private
+    modules of its subpackages; only tests and benchmarks import an engine sub-module.
+    """
     found: list[tuple[Path, int, str]] = []
     for top in SCANNED:
         if not (root / top).is_dir():
             continue
         for path in _python_files(root / top):
             rel = path.relative_to(root)
-            if rel.is_relative_to(Path("packages/geosynth")):
+            if rel.is_relative_to(GEOSYNTH.parent):
                 continue
             white_box = rel.parts[0] in WHITE_BOX
+            own_tests = rel.is_relative_to(PRIVATE_WHITE_BOX)
             for line, name in _geosynth_imports(root, path):
-                if _private(name) and (rel.as_posix(), name) not in EXEMPT:
+                allowed = (own_tests and not _sealed(name)) or (rel.as_posix(), name) in EXEMPT
+                if _private(name) and not allowed:
                     found.append((rel, line, f"imports the private module {name}"))
                 elif name.startswith("geosynth.engine.") and not white_box:
                     found.append((rel, line, f"imports {name}; use the public API in geosynth.engine"))
@@ -176,7 +194,7 @@ def subpackage_violations(root: Path) -> list[str]:
             rel = path.relative_to(root)
             for line, name in _geosynth_imports(root, path):
                 if name.startswith("geosynth.engine.") or (
-                    _private(name) and not name.startswith(f"geosynth.{sub}.")
+                    _sealed(name) and not name.startswith(f"geosynth.{sub}.")
                 ):
                     found.append((rel, line, f"imports {name}; use the public API in geosynth.engine"))
     return _once_per_line(found)
@@ -204,6 +222,32 @@ def _plant(root: Path, rel: str, line: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
 
 
+PLANTED_FILES = (
+    "apps/app.py",
+    "bench/b.py",
+    "tests/t.py",
+    "tests/geosynth/t.py",
+    "packages/geotts/src/geotts/m.py",
+    "packages/geosynth/scripts/s.py",
+    f"{GEOSYNTH}/synth/gen.py",
+    f"{GEOSYNTH}/synth/_render.py",
+)
+"""Files of the small tree the planted-import tests check (each a bare module)."""
+
+
+def _small_tree(root: Path) -> None:
+    for name in ("language/problem.py", "diagram/realise.py", "proofs/replay.py", "store/factstore.py"):
+        target = root / ENGINE / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (target.parent / "__init__.py").touch()
+        target.write_text('"""A module."""\n', encoding="utf-8")
+    (root / ENGINE / "__init__.py").touch()
+    for name in PLANTED_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text('"""A module."""\n', encoding="utf-8")
+    (root / GEOSYNTH / "synth" / "__init__.py").touch()
+
+
 @pytest.mark.parametrize(
     ("rel", "line", "check", "expected"),
     [
@@ -211,6 +255,18 @@ def _plant(root: Path, rel: str, line: str) -> None:
         ("apps/app.py", "from geosynth import _deductive", outside_violations, "geosynth._deductive"),
         ("apps/app.py", "from geosynth.engine.proofs import proof", outside_violations, "public API"),
         ("tests/t.py", "import geosynth.engine.proofs._hidden", outside_violations, "private module"),
+        ("apps/app.py", "from geosynth.synth._aux import AuxExample", outside_violations, "synth._aux"),
+        ("apps/app.py", "from geosynth.synth import _render", outside_violations, "synth._render"),
+        ("bench/b.py", "import geosynth.mts._llm", outside_violations, "private module"),
+        ("packages/geotts/src/geotts/m.py", "from geosynth.calc._x import y", outside_violations, "calc._x"),
+        ("tests/t.py", "from geosynth.synth._aux import with_auxiliary", outside_violations, "synth._aux"),
+        (
+            "tests/geosynth/t.py",
+            "from geosynth.engine.language._y import z",
+            outside_violations,
+            "private module",
+        ),
+        ("packages/geosynth/scripts/s.py", "import geosynth._x", outside_violations, "geosynth._x"),
         (
             f"{ENGINE}/language/problem.py",
             "from geosynth.engine.proofs.replay import x",
@@ -235,16 +291,22 @@ def _plant(root: Path, rel: str, line: str) -> None:
 def test_the_checks_report_a_planted_import(
     tmp_path: Path, rel: str, line: str, check: Callable[[Path], list[str]], expected: str
 ) -> None:
-    for name in ("language/problem.py", "diagram/realise.py", "proofs/replay.py", "store/factstore.py"):
-        target = tmp_path / ENGINE / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (target.parent / "__init__.py").touch()
-        target.write_text('"""A module."""\n', encoding="utf-8")
-    (tmp_path / ENGINE / "__init__.py").touch()
-    for name in ("apps/app.py", "tests/t.py", f"{GEOSYNTH}/synth/gen.py"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text('"""A module."""\n', encoding="utf-8")
+    _small_tree(tmp_path)
     assert check(tmp_path) == []
     _plant(tmp_path, rel, line)
     found = check(tmp_path)
     assert len(found) == 1 and expected in found[0] and found[0].startswith(rel), found
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from geosynth.synth._aux import with_auxiliary",
+        "from geosynth.synth import _render",
+        "import geosynth.mts._llm",
+    ],
+)
+def test_geosynth_tests_may_import_a_private_subpackage_module(tmp_path: Path, line: str) -> None:
+    _small_tree(tmp_path)
+    _plant(tmp_path, "tests/geosynth/t.py", line)
+    assert outside_violations(tmp_path) == []

@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from geo_cli.main import app
 from geodsl.data import PGPSRecord, check_dataset, load_pgps, load_sample
-from geosynth.synth._pgps_out import find_leaks, question_key, statement_key
+from geosynth.synth import find_leaks, question_key, statement_key
 
 from .conftest import write_config
 

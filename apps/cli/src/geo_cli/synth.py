@@ -315,8 +315,7 @@ def render(
 ) -> None:
     """Draw the diagram of every synthesized record (needs the render extra)."""
     from geosynth.engine import Diagram, parse_problem
-    from geosynth.synth import read_records
-    from geosynth.synth._render import render_diagram, require_renderer
+    from geosynth.synth import read_records, render_diagram, require_renderer
 
     with _user_errors():
         require_renderer()

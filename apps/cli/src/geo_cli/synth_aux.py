@@ -22,7 +22,7 @@ from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
     from geosynth import Problem
-    from geosynth.synth._aux import AuxExample
+    from geosynth.synth import AuxExample
     from geotts import Sampler
 
 app = typer.Typer(help="Auxiliary-construction data and search (geosynth).", no_args_is_help=True)
@@ -40,7 +40,7 @@ def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> tuple
     each) and the rest go on; when no problem could be used at all the command fails.
     """
     from geosynth import GeoSynthError, parse_problem, proof_steps, solve_one
-    from geosynth.synth._aux import split_auxiliary
+    from geosynth.synth import split_auxiliary
 
     lines = problem_lines(path)
     examples: list[AuxExample] = []
@@ -104,8 +104,7 @@ def aux_data(
 ) -> None:
     """Write auxiliary-construction examples: a reduced problem and the clauses its proof uses."""
     from geosynth import GeoSynthError
-    from geosynth.synth._aux_random import AuxGenConfig, write_aux_examples
-    from geosynth.synth._aux_search import write_aux_records
+    from geosynth.synth import AuxGenConfig, write_aux_examples, write_aux_records
 
     note = ""
     if from_file is not None:
@@ -129,7 +128,7 @@ def aux_data(
 
 
 def _proposer(backend: str, model: str | None, url: str | None, device: str) -> Sampler:
-    from geosynth.synth._aux_search import EnumerationProposer
+    from geosynth.synth import EnumerationProposer
 
     if backend == "enumerate":
         return EnumerationProposer()
@@ -193,7 +192,7 @@ def aux_search_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of diagrams and sampling.")] = 0,
 ) -> None:
     """Search for auxiliary constructions that let the engine prove each goal; one JSON line per problem."""
-    from geosynth.synth._aux_search import aux_search
+    from geosynth.synth import aux_search
     from geotts import SamplingParams
 
     problems = _problems(problem, file)

@@ -11,10 +11,24 @@ search without a language model (``heuristic_aux_search``, ``solve_all_with_aux`
 --aux``) is exported here. PGPS-format problems can
 carry their realised figure (``RealisedFigure``), on which ``figure_step_labels`` labels each step of a
 solution program correct or wrong.
+
+Also exported for the command line and the benchmarks: auxiliary-construction data (``AuxExample``,
+``split_auxiliary``, ``write_aux_examples``, ``write_aux_records``) and the model-proposed search
+(``aux_search``, ``EnumerationProposer``); diagram drawing (``render_diagram``, which imports matplotlib only
+when it draws, and ``require_renderer``); the PGPS output (``pgps_problems``, ``pgps_json``, the leak keys
+and histograms); ``generate_with_figure`` and ``bridge_program``.
 """
 
 from __future__ import annotations
 
+from geosynth.synth._aux import (
+    STANDARD_KINDS,
+    AuxExample,
+    new_point_names,
+    split_auxiliary,
+    standard_constructions,
+    with_auxiliary,
+)
 from geosynth.synth._aux_heuristic import (
     HeuristicConfig,
     heuristic_aux_search,
@@ -22,6 +36,9 @@ from geosynth.synth._aux_heuristic import (
     solve_all_with_aux,
     solve_with_aux,
 )
+from geosynth.synth._aux_random import AuxGenConfig, mine_sequence, write_aux_examples
+from geosynth.synth._aux_search import EnumerationProposer, aux_search, write_aux_records
+from geosynth.synth._bridge import bridge_program
 from geosynth.synth._config import (
     CALCULATION_GOALS,
     PLAIN_WRITING,
@@ -34,8 +51,17 @@ from geosynth.synth._config import (
     load_config,
 )
 from geosynth.synth._dataset import Manifest, read_records, record_line, write_dataset
-from geosynth.synth._generate import check_record, generate, generate_one, record_seed
-from geosynth.synth._pgps_out import find_leaks
+from geosynth.synth._generate import check_record, generate, generate_one, generate_with_figure, record_seed
+from geosynth.synth._pgps_out import (
+    PGPSProblem,
+    find_leaks,
+    operator_histogram,
+    pgps_json,
+    pgps_problems,
+    question_key,
+    statement_key,
+    type_histogram,
+)
 from geosynth.synth._pgps_realised import (
     FIGURE_FIELD,
     FigureCircle,
@@ -45,6 +71,7 @@ from geosynth.synth._pgps_realised import (
     load_figured,
 )
 from geosynth.synth._records import PointRecord, SynthRecord
+from geosynth.synth._render import render_diagram, require_renderer
 from geosynth.synth._stats import SynthStats, dataset_stats, records_stats
 from geosynth.synth._step_labels import (
     CORRUPTION_KINDS,
@@ -74,9 +101,13 @@ __all__ = (
     "PLAIN_WRITING",
     "PROVING_GOALS",
     "SLOT_KINDS",
+    "STANDARD_KINDS",
+    "AuxExample",
+    "AuxGenConfig",
     "Corruption",
     "CorruptionKind",
     "DatasetError",
+    "EnumerationProposer",
     "FigureCatalogue",
     "FigureCircle",
     "FigurePoint",
@@ -84,6 +115,7 @@ __all__ = (
     "GenerationFailed",
     "HeuristicConfig",
     "Manifest",
+    "PGPSProblem",
     "PGPSWriting",
     "PointRecord",
     "RealisedFigure",
@@ -98,6 +130,8 @@ __all__ = (
     "SynthStats",
     "SynthUnavailableError",
     "Task",
+    "aux_search",
+    "bridge_program",
     "calc_crosscheck",
     "check_record",
     "config_from_mapping",
@@ -107,16 +141,32 @@ __all__ = (
     "find_leaks",
     "generate",
     "generate_one",
+    "generate_with_figure",
     "heuristic_aux_search",
     "load_config",
     "load_figured",
+    "mine_sequence",
+    "new_point_names",
+    "operator_histogram",
+    "pgps_json",
+    "pgps_problems",
+    "question_key",
     "ranked_candidates",
     "read_records",
     "record_line",
     "record_seed",
     "records_stats",
+    "render_diagram",
+    "require_renderer",
     "solve_all_with_aux",
     "solve_with_aux",
+    "split_auxiliary",
+    "standard_constructions",
+    "statement_key",
     "to_calc_problem",
+    "type_histogram",
+    "with_auxiliary",
+    "write_aux_examples",
+    "write_aux_records",
     "write_dataset",
 )
