@@ -253,3 +253,20 @@ def test_record_runs_refines_the_flagged_candidates_and_feeds_the_curve() -> Non
     with pytest.raises(EvaluationError, match="even n"):
         record_runs(problems, [1.0] * 3, policy=policy, scorer=_SlipScorer(), extractor=LastNumberExtractor(), n=3,
                     params=SamplingParams(temperature=0.7))  # fmt: skip
+
+
+def test_record_runs_asks_with_the_given_prompt_and_keeps_texts_and_corrections() -> None:
+    problems = [Problem(id="q", question="Compute 2 + 3.")]
+    policy = FunctionSampler(_policy)
+    (run,) = record_runs(
+        problems, [5.0], policy=policy, scorer=_SlipScorer(), extractor=LastNumberExtractor(marker="Answer:"),
+        n=2, params=SamplingParams(temperature=0.7, seed=0), prompt=lambda q: q,
+    )  # fmt: skip
+    # the policy saw the question itself, not geoprm's policy prompt around it, in both rounds
+    assert [r.messages[-1].content for call in policy.calls for r in call] == ["Compute 2 + 3."] * 2
+    slipped = run.sampled[0]
+    assert slipped.text == "Step 1: Add.\nStep 2: A slip gives 6.\nAnswer: 6"
+    assert slipped.correction == "Redo: 2 + 3 = 5." and slipped.judgement.correction == "Redo: 2 + 3 = 5."
+    assert run.sampled[1].correction is None and run.sampled[1].judgement.first_wrong is None
+    again = EvalProblem.model_validate_json(run.model_dump_json())
+    assert again == run

@@ -454,6 +454,60 @@ def labelled_solutions(
     return Labelled(solutions=out, errors=errors)
 
 
+@dataclass(frozen=True)
+class CritiqueData:
+    """What :func:`write_critique_data` wrote: the counts of its summary and the statistics it saved."""
+
+    problems: int
+    solutions: int
+    errors: int
+    stats: dict[str, Any]
+
+
+def write_critique_data(
+    problems: Sequence[FiguredProblem],
+    sampler: Sampler,
+    spec: SamplingSpec,
+    out: Path,
+    *,
+    corruptions: int,
+    references: bool,
+    balanced: bool,
+    report: Report,
+    progress: Progress,
+) -> CritiqueData:
+    """Sample, label and write critique records.
+
+    Writes ``out/samples.jsonl`` (resumable), ``solutions.jsonl``, ``records.jsonl`` (geoprm SFT records)
+    and ``data_table.md``; the caller writes ``stats.json`` from the returned statistics. The one path of ``geo prm figure-data`` and of the pipeline's critique data. ``spec.seed`` also seeds
+    the corruptions and the balancing.
+
+    Raises:
+        InputError: no solution could be labelled.
+    """
+    from geo_cli._errors import InputError
+    from geoprm.labelled import build_labelled_records, data_table
+
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = sample_solutions(problems, sampler, spec, out / "samples.jsonl", progress)
+    labelled = labelled_solutions(
+        problems, drawn, corruptions=corruptions, references=references, seed=spec.seed, report=report
+    )
+    if not labelled.solutions:
+        raise InputError(f"none of the {len(problems)} problems' solutions could be labelled")
+    write_jsonl(out / "solutions.jsonl", (s.model_dump(mode="json") for s in labelled.solutions))
+    built = build_labelled_records(labelled.solutions, rng=random.Random(spec.seed), balanced=balanced)
+    write_jsonl(out / "records.jsonl", (r.model_dump(mode="json") for r in built.records))
+    stats = {
+        **built.stats.model_dump(mode="json"), "records": built.stats.records, "errors": labelled.errors,
+        "samples_per_problem": spec.n, "temperature": spec.temperature, "seed": spec.seed,
+    }  # fmt: skip
+    write_text(out / "data_table.md", data_table(built.stats))
+    return CritiqueData(
+        problems=len(problems), solutions=len(labelled.solutions), errors=labelled.errors, stats=stats
+    )
+
+
 # --- evaluation of a critic -----------------------------------------------------------------------------
 
 
@@ -503,7 +557,7 @@ def judgement_of(row: dict[str, Any]) -> StepJudgement:
 
 
 def correction_is_correct(
-    problem: FiguredProblem, solution: LabelledSolution, judgement: StepJudgement
+    problem: FiguredProblem, solution_steps: Sequence[str], judgement: StepJudgement
 ) -> bool | None:
     """Whether the critic's correction of the step it flags is correct on the figure.
 
@@ -515,7 +569,7 @@ def correction_is_correct(
     first, fix = judgement.first_wrong, judgement.correction
     if first is None or fix is None:
         return None
-    steps = [*solution.step_texts[:first], *layout().split(fix)]
+    steps = [*solution_steps[:first], *layout().split(fix)]
     if len(steps) <= first:
         return False
     try:
@@ -546,7 +600,9 @@ def evaluate(
         f1[origin] = step_f1((s.labels, j) for s, j in finished if s.origin == origin).model_dump(mode="json")
     flagged = [(s, j) for s, j in judged if j.first_wrong is not None and j.correction is not None]
     right = [
-        (s, j, correction_is_correct(problems[s.problem], s, j)) for s, j in flagged if s.problem in problems
+        (s, j, correction_is_correct(problems[s.problem], s.step_texts, j))
+        for s, j in flagged
+        if s.problem in problems
     ]
     at_error = [ok for s, j, ok in right if s.first_wrong is not None and j.first_wrong == s.first_wrong]
     pools: dict[str, list[EvalCandidate]] = {}

@@ -686,7 +686,6 @@ def figure_data(
     """
     from geo_cli import _figure_prm as fp
     from geo_cli._progress import stage_progress
-    from geoprm.labelled import build_labelled_records, data_table
 
     out.mkdir(parents=True, exist_ok=True)
     problems, source = fp.figured_problems(read_corpus(corpus), figured, synth, out, figures, report)
@@ -702,27 +701,15 @@ def figure_data(
         n=samples, temperature=temperature, max_tokens=max_tokens, seed=seed, batch=batch_size
     )
     with stage_progress(err_console) as progress:
-        drawn = fp.sample_solutions(
-            problems, sampler, spec, out / "samples.jsonl", lambda s, d, t: progress(s, d, t)
-        )
-    labelled = fp.labelled_solutions(
-        problems, drawn, corruptions=corruptions, references=references, seed=seed, report=report
-    )
-    if not labelled.solutions:
-        fail(f"corpus {corpus}: no solution could be labelled")
-    fp.write_jsonl(out / "solutions.jsonl", (s.model_dump(mode="json") for s in labelled.solutions))
-    built = build_labelled_records(labelled.solutions, rng=random.Random(seed), balanced=balanced)
-    fp.write_jsonl(out / "records.jsonl", (r.model_dump(mode="json") for r in built.records))
-    stats = {
-        **built.stats.model_dump(mode="json"), "records": built.stats.records,
-        "errors": labelled.errors, "figures": str(source), "corpus": str(corpus), "policy": policy,
-        "samples_per_problem": samples, "temperature": temperature, "seed": seed,
-    }  # fmt: skip
+        made = fp.write_critique_data(
+            problems, sampler, spec, out, corruptions=corruptions, references=references, balanced=balanced,
+            report=report, progress=lambda s, d, t: progress(s, d, t),
+        )  # fmt: skip
+    stats = {**made.stats, "figures": str(source), "corpus": str(corpus), "policy": policy}
     fp.write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    fp.write_text(out / "data_table.md", data_table(built.stats))
-    typer.echo(json.dumps({"out": str(out), "problems": len(problems), "solutions": len(labelled.solutions),
-                           "records": built.stats.records, "with_error": built.stats.with_error,
-                           "without_error": built.stats.without_error, "errors": labelled.errors}))  # fmt: skip
+    typer.echo(json.dumps({"out": str(out), "problems": made.problems, "solutions": made.solutions,
+                           "records": stats["records"], "with_error": stats["with_error"],
+                           "without_error": stats["without_error"], "errors": made.errors}))  # fmt: skip
 
 
 def read_corpus(path: Path) -> Path:

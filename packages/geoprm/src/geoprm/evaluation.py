@@ -17,7 +17,7 @@ the rule :class:`geotts.RefinedBestOfN` selects with): the pools differ, not the
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Self
 
@@ -85,6 +85,10 @@ class EvalCandidate(_Frozen):
     verdict: Verdict = "undetermined"
     """The critique's verdict on the solution; anything but all_correct makes the last judged step the
     first wrong one."""
+    correction: str | None = None
+    """The critique's correction of the first wrong step (None: none written)."""
+    text: str | None = None
+    """The solution as the critic judged it (None: not recorded)."""
 
     @model_validator(mode="after")
     def _scored_if_correct(self) -> Self:
@@ -93,17 +97,24 @@ class EvalCandidate(_Frozen):
         return self
 
     @classmethod
-    def from_judgement(cls, answer: float | str | None, judgement: StepJudgement) -> EvalCandidate:
+    def from_judgement(
+        cls, answer: float | str | None, judgement: StepJudgement, text: str | None = None
+    ) -> EvalCandidate:
         """The record of a solution with this answer and judgement (``judgement`` round-trips)."""
         verdict: Verdict = "all_correct" if judgement.all_correct else "has_incorrect"
-        return cls(answer=answer, step_scores=judgement.scores, verdict=verdict)
+        return cls(
+            answer=answer, step_scores=judgement.scores, verdict=verdict, correction=judgement.correction,
+            text=text,
+        )  # fmt: skip
 
     @property
     def judgement(self) -> StepJudgement:
         """The recorded outcome as the judgement geotts's rule reads (no steps: one unverified step)."""
         scores = tuple(UNSCORED if s is None else s for s in self.step_scores) or (UNSCORED,)
         wrong = None if self.verdict == "all_correct" else len(scores) - 1
-        return StepJudgement(scores=scores, first_wrong=wrong)
+        return StepJudgement(
+            scores=scores, first_wrong=wrong, correction=None if wrong is None else self.correction
+        )
 
 
 class EvalProblem(_Frozen):
@@ -516,14 +527,18 @@ def _answer(extractor: AnswerExtractor, text: str, problem: Problem) -> float | 
 def _candidate(
     extractor: AnswerExtractor, text: str, judgement: StepJudgement, problem: Problem
 ) -> EvalCandidate:
-    return EvalCandidate.from_judgement(_answer(extractor, text, problem), judgement)
+    return EvalCandidate.from_judgement(_answer(extractor, text, problem), judgement, text)
 
 
 def _refine_request(
-    problem: Problem, text: str, judgement: StepJudgement, params: SamplingParams
+    problem: Problem,
+    text: str,
+    judgement: StepJudgement,
+    params: SamplingParams,
+    prompt: Callable[[str], str],
 ) -> GenerationRequest:
     return GenerationRequest(
-        messages=(ChatMessage(role="user", content=policy_prompt(problem.question)),),
+        messages=(ChatMessage(role="user", content=prompt(problem.question)),),
         images=problem.images,
         params=params,
         assistant_prefix=refined_prefix(text, judgement),
@@ -540,6 +555,7 @@ def record_runs(
     n: int,
     params: SamplingParams,
     kinds: Sequence[str] | None = None,
+    prompt: Callable[[str], str] = policy_prompt,
 ) -> list[EvalProblem]:
     """Run the policy and the reward model live and record the pools :func:`accuracy_curve` reads.
 
@@ -556,9 +572,12 @@ def record_runs(
         n: samples per problem (even, at least 2).
         params: the policy's sampling parameters (temperature above 0); refinements use ``seed + 1``.
         kinds: the problem type of each problem (``other`` when None).
+        prompt: the policy's user turn for a problem's question (default :func:`geoprm.policy_prompt`;
+            the identity when the question already is the prompt the policy was trained on). The critic
+            always reads the question itself.
 
     Returns:
-        One recorded problem per problem, in order.
+        One recorded problem per problem, in order; every candidate keeps its text.
 
     Raises:
         EvaluationError: n is odd or below 2, or the lengths of the inputs differ.
@@ -572,7 +591,7 @@ def record_runs(
         )
     first_requests = [
         GenerationRequest(
-            messages=(ChatMessage(role="user", content=policy_prompt(p.question)),),
+            messages=(ChatMessage(role="user", content=prompt(p.question)),),
             images=p.images,
             n=n,
             params=params,
@@ -583,7 +602,7 @@ def record_runs(
     judged = judge_solutions(scorer, problems, first)
     second_params = params.model_copy(update={"seed": None if params.seed is None else params.seed + 1})
     requests = [
-        _refine_request(p, t, j, second_params)
+        _refine_request(p, t, j, second_params, prompt)
         for p, ts, js in zip(problems, first, judged, strict=True)
         for t, j in zip(ts[: n // 2], js[: n // 2], strict=True)
     ]

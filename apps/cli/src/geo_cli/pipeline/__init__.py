@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from geo_cli.pipeline._check import CheckReport, StageCheck, check_pipeline
 from geo_cli.pipeline._config import (
+    CritiqueDataSettings,
     DatasetSpec,
     DataSettings,
     EvaluateSettings,
@@ -46,6 +47,7 @@ from geo_cli.pipeline.errors import PipelineConfigError, PipelineError, StageFai
 __all__ = (
     "STAGES",
     "CheckReport",
+    "CritiqueDataSettings",
     "DataSettings",
     "DatasetSpec",
     "EvaluateSettings",

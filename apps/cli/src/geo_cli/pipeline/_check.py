@@ -166,7 +166,7 @@ def validate_nested(config: PipelineConfig) -> None:
     if train is None or not train.enabled:
         return
     import geotrain
-    from geo_cli.pipeline._stages_prep import model_family
+    from geo_cli.pipeline._stages_prep import model_family, records_kind
 
     family = model_family(train.base_model, train.settings)
     if train.base_model.startswith("scratch:"):
@@ -179,7 +179,7 @@ def validate_nested(config: PipelineConfig) -> None:
             where = "".join(f".{part}" for part in first["loc"])  # empty: a check across fields
             raise PipelineConfigError(f"train.scratch{where}: {first['msg']}") from None
     values: dict[str, object] = {**train.settings, "model_path": train.base_model, "output_dir": "run",
-                                 "data": [{"path": train.records or "mixture.jsonl", "kind": train.records_kind}]}  # fmt: skip
+                                 "data": [{"path": train.records or "mixture.jsonl", "kind": records_kind(config)}]}  # fmt: skip
     if family is not None:
         values["family"] = family
     try:

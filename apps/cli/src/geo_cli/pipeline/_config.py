@@ -98,6 +98,10 @@ class DatasetSpec(_Model):
     ``synth_kind: pgps``, ``euclid-omni`` for ``calculation``. Its content is part of the data stage's key."""
     pgps_per_figure: Annotated[int, Field(ge=1)] = 4
     """Problems posed per figure (``synth_kind: pgps`` only)."""
+    pgps_figures: bool = False
+    """Keep each problem's realised figure in ``synth/<split>/pgps/pgps.json`` (``synth_kind: pgps`` only),
+    so its solution steps can be labelled on it (``geo prm figure-data --figured``) without generating the
+    figures again."""
     exclude: tuple[str, ...] = ()
     """PGPS-format files (test splits) whose problems a ``pgps`` split must not pose; a synthesized
     evaluation split also leaves out every problem of the training split."""
@@ -116,6 +120,8 @@ class DatasetSpec(_Model):
             raise ValueError("synth_config is only read for synth_kind 'pgps' or 'calculation'")
         if self.exclude and self.synth_kind != "pgps":
             raise ValueError("exclude is only read for synth_kind 'pgps'")
+        if self.pgps_figures and self.synth_kind != "pgps":
+            raise ValueError("pgps_figures is only read for synth_kind 'pgps'")
         return self
 
 
@@ -146,8 +152,40 @@ class DataSettings(_Model):
         return {**({"test": self.test} if self.test is not None else {}), **self.splits}
 
 
+class CritiqueDataSettings(_Model):
+    """Critique records instead of MTS traces.
+
+    The policy's program traces on the training split, every step labelled on the problem's realised
+    figure (the training split needs ``pgps_figures``).
+    """
+
+    policy: str
+    """The policy model that writes the solutions (a folder, or ``bundled:<name>``)."""
+    samples: Annotated[int, Field(ge=1)] = 4
+    """Program traces sampled per problem."""
+    corruptions: Annotated[int, Field(ge=0)] = 1
+    """Corrupted reference programs per problem (solutions with a known wrong step)."""
+    references: bool = True
+    """Add each problem's reference program (a solution correct at every step)."""
+    balance: bool = True
+    """Keep as many records with a wrong step as without."""
+    temperature: Annotated[float, Field(gt=0)] = 0.7
+    """Policy sampling temperature."""
+    max_tokens: Annotated[int, Field(ge=1)] = 96
+    """Longest program trace sampled."""
+    seed: int = 0
+    """Seeds the sampling, the corruptions and the balancing."""
+    batch_size: Annotated[int, Field(ge=1)] = 16
+    """Problems per policy call (one resumable chunk)."""
+    threads: Annotated[int, Field(ge=1)] = 1
+    """Torch CPU threads of the policy."""
+
+
 class MTSSettings(_Model):
-    """The mts stage: geosynth's multi-trace synthesis on the training split."""
+    """The mts stage: geosynth's multi-trace synthesis on the training split.
+
+    With ``critiques`` it writes the critique records a process reward model trains on instead.
+    """
 
     enabled: bool = True
     """Run the stage."""
@@ -163,6 +201,9 @@ class MTSSettings(_Model):
     """Verify scripts on Ray actors."""
     setting: DiagramSetting = "image"
     """How the PA records give the diagram: ``image`` (perceived) or ``clauses`` (stated in the prompt)."""
+    critiques: CritiqueDataSettings | None = None
+    """Write critique records labelled on the training figures (``mts/critiques/records.jsonl``, what a
+    ``records_kind: prm`` train stage reads) instead of MTS traces."""
 
 
 class LauncherSettings(_Model):
@@ -189,7 +230,8 @@ class TrainSettings(_Model):
     """Run the stage."""
     base_model: str
     """Base model folder or hub id; ``tiny:<family>`` builds a tiny random model at run time;
-    ``scratch:qwen2`` / ``scratch:qwen3`` a from-scratch decoder shaped by ``scratch``."""
+    ``scratch:qwen2`` / ``scratch:qwen3`` a from-scratch decoder shaped by ``scratch``; ``bundled:<name>``
+    a checkpoint shipped with geo_cli (e.g. the CPU policy, which a CPU critic starts from)."""
     scratch: dict[str, Any] = Field(default_factory=dict)
     """Fields of ``geotrain.ScratchModel`` (``hidden_size``, ``num_layers``, ``vocab_size``...) for a
     ``scratch:`` base model."""
@@ -219,6 +261,26 @@ class PRMSettings(_Model):
     """Solutions per problem (N/2 sampled, N/2 refined)."""
     max_critique_tokens: Annotated[int, Field(ge=8)] = 512
     """Token limit of one critique."""
+    layout: Literal["text", "program"] = "text"
+    """What the policy writes and the critic judges: ``text`` (step-by-step solutions of the question) or
+    ``program`` (the policy's PA program trace in the clauses setting, one operator per step, as
+    ``geoprm.programs`` lays it out). ``program`` records every strategy's curve over ``ns``."""
+    ns: tuple[Annotated[int, Field(ge=1)], ...] = ()
+    """``program`` layout: the N of the curves (greedy, SC, random choice, best-of-N by mean / min / max,
+    refined best-of-N); the largest is sampled per problem and must be even. Empty: ``(n,)``."""
+    batch_size: Annotated[int, Field(ge=1)] = 8
+    """Critiques written together."""
+    limit: Annotated[int, Field(ge=1)] | None = None
+    """``program`` layout: judge only each split's first this many problems (None: all)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        top = max(self.ns, default=self.n)
+        if self.layout == "program" and top % 2:
+            raise ValueError(f"the largest N ({top}) must be even: refined best-of-N refines half of them")
+        if self.ns and self.layout != "program":
+            raise ValueError("ns is only read for layout 'program'")
+        return self
 
 
 class EvaluateSettings(_Model):

@@ -82,7 +82,8 @@ _GLOSSARY = (
 
 Table = tuple[str, list[str], list[list[str]]]
 Block = tuple[str, Any]
-"""One piece of the page: ``h2``, ``h3``, ``p``, ``table``, ``figures``, ``banner``, ``glossary`` or ``gallery``."""
+"""One piece of the page: ``h2``, ``h3``, ``p``, ``table``, ``figures``, ``banner``, ``glossary``, ``gallery`` or
+``critiques``."""
 
 
 def _pct(x: float) -> str:
@@ -377,6 +378,8 @@ def _html(block: Block) -> str:
             f'<figure><img src="figures/{n}" alt="{html.escape(c)}"><figcaption>{html.escape(c)}</figcaption></figure>'
             for n, c in value
         )
+    if kind == "critiques":
+        return "<div class='gallery'>" + "".join(_critique_card(e, False) for e in value) + "</div>"
     return "<div class='gallery'>" + "".join(_html_example(e) for e in value) + "</div>"
 
 
@@ -396,6 +399,8 @@ def _md(block: Block) -> str:
         return "## Glossary\n\n" + "\n".join(f"* **{k}**: {v}" for k, v in value) + "\n"
     if kind == "figures":
         return "".join(f"![{c}](figures/{n})\n\n" for n, c in value)
+    if kind == "critiques":
+        return "\n".join(_critique_card(e, True) for e in value)
     return "\n".join(_md_example(e) for e in value)
 
 
@@ -407,6 +412,95 @@ dt{font-weight:bold;margin-top:.4em}.gallery{display:flex;flex-wrap:wrap;gap:12p
 .card{border:1px solid #ccc;border-radius:6px;padding:8px;width:500px}
 .card img{max-width:240px}pre{white-space:pre-wrap;font-size:11px;background:#f6f6f6;padding:4px}
 .correct{color:#080}.wrong{color:#b00}"""
+
+
+_PRM_NAMES = {
+    "greedy": "greedy program", "sc": "SC (majority of N)", "random": "random choice (mean of single samples)",
+    "bon_mean": "best-of-N, mean step score", "bon_min": "best-of-N, min step score",
+    "bon_max": "best-of-N, max step score", "refined_bon": "refined best-of-N (N/2 samples + N/2 refined)",
+}  # fmt: skip
+
+PRM_PAPER = (
+    "The GM-PRM paper's figures (not from this run): its critic is Qwen2.5-VL-7B fine-tuned on 19,614 GPT-4o "
+    "critiques; at N = 8 refined best-of-N lifts its policies' accuracy by 1.3 to 12.4 points per benchmark "
+    "over single samples (2.9 to 5.9 points on average over five benchmarks; its Table 1). The run here is "
+    "a 2.8M-parameter text-only critic judging a 2.8M policy's program traces, clauses given."
+)
+
+
+def _prm_figure(curves: Sequence[dict[str, Any]], split: str, out: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.2), dpi=110)
+    ax = fig.subplots()
+    for strategy, label in _PRM_NAMES.items():
+        pts = sorted(
+            (c["n"], c["accuracy"]) for c in curves if c["split"] == split and c["strategy"] == strategy
+        )
+        if strategy == "greedy" and pts:
+            ax.axhline(pts[0][1], linestyle=":", color="grey", label=label)
+        elif pts:
+            ax.plot([n for n, _ in pts], [a for _, a in pts], marker=".", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_title(f"{split}: accuracy vs N (process reward model)")
+    ax.set_xlabel("N (solutions per problem)")
+    ax.set_ylabel("accuracy (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.savefig(out, bbox_inches="tight")
+    return out
+
+
+def _prm_blocks(prm: dict[str, Any], figures: Path) -> list[Block]:
+    """The process reward model's section: curves per split, step F1, corrections, the critique gallery."""
+    blocks: list[Block] = [
+        ("h2", "Process reward model"),
+        ("p", "N program traces per problem are judged step by step (one operator per step) by the critic; "
+              "best-of-N keeps the solution with the best aggregated step score among those judged correct at "
+              "every step; refined best-of-N also continues each of the first N/2 from its verified steps plus "
+              "the critic's correction and chooses among all N. Step F1 is the mean of the F1 of correct and "
+              "of wrong steps against the labels of the realised figure (the VisualProcessBench measure)."),
+        ("p", PRM_PAPER),
+    ]  # fmt: skip
+    ns: list[int] = prm.get("ns") or []
+    for split, entry in prm.get("splits", {}).items():
+        curves = entry.get("curves", [])
+        table = [
+            [_PRM_NAMES.get(strategy, strategy),
+             *(next((f"{c['accuracy']:.1f}" for c in curves if c["strategy"] == strategy and c["n"] == n), "")
+               for n in ns)]
+            for strategy in _PRM_NAMES if any(c["strategy"] == strategy for c in curves)
+        ]  # fmt: skip
+        name = f"{split}_prm_accuracy_vs_n.png"
+        _prm_figure(curves, split, figures / name)
+        blocks += [("h3", f"{split}: {entry['problems']} problems"),
+                   ("table", (f"{split}: accuracy (%) by N", ["strategy", *(f"N = {n}" for n in ns)], table)),
+                   ("figures", [(name, f"{split}: accuracy vs N")])]  # fmt: skip
+        f1 = entry.get("step_f1")
+        if f1:
+            c = entry.get("corrections", {})
+            blocks += [("table", (f"{split}: the critic against the figure labels", ["what", "value"], [
+                ["policy samples judged", str(f1["solutions"])], ["steps compared", str(f1["steps"])],
+                ["macro step F1", f"{f1['macro_f1']:.3f}"], ["F1 correct / wrong", f"{f1['f1_correct']:.3f} / {f1['f1_incorrect']:.3f}"],
+                ["first wrong step found", f"{f1['first_wrong_found']} of {f1['with_error']}"],
+                ["all-correct solutions passed", f"{f1['all_correct_found']} of {f1['without_error']}"],
+                ["corrections correct on the figure", f"{c.get('correct', 0)} of {c.get('written', 0)}"],
+            ]))]  # fmt: skip
+        if entry.get("gallery"):
+            blocks += [("h3", f"{split}: critiques with a correction"), ("critiques", entry["gallery"])]
+    return blocks
+
+
+def _critique_card(ex: dict[str, Any], markdown: bool) -> str:
+    ok = "correct" if ex["correction_correct"] else "wrong"
+    truth = "none" if ex["true_first_wrong"] is None else f"step {ex['true_first_wrong'] + 1}"
+    head = (f"Problem {ex['problem']}: the critic flags step {ex['first_wrong'] + 1} (the figure's first wrong step: "
+            f"{truth}); its correction {ex['correction']!r} is {ok} on the figure.")  # fmt: skip
+    if markdown:
+        return "\n".join([f"**{head}**", "", "```", ex["solution"] or "", "```", "", "```",
+                          ex["critique"] or "(critique not recorded)", "```", ""])  # fmt: skip
+    return (f"<div class='card'><p>{html.escape(head)}</p><pre>{html.escape(ex['solution'] or '')}</pre>"
+            f"<pre>{html.escape(ex['critique'] or '(critique not recorded)')}</pre></div>")  # fmt: skip
 
 
 def _summary(folder: Path | None) -> dict[str, Any] | None:
@@ -505,6 +599,8 @@ def build_report(
                 shutil.copy2(source, pictures / ex["diagram"])
         if examples:
             blocks += [("h3", f"{name}: examples"), ("gallery", examples)]
+    if res.get("prm"):
+        blocks += _prm_blocks(res["prm"], figures)
     paper = [[bench, method, model_name, "" if budget is None else str(budget), "" if asn is None else f"{asn:.2f}",
               f"{acc:.1f}", table]
              for bench, quoted in PAPER_FIGURES.items() for method, model_name, acc, budget, asn, table in quoted]  # fmt: skip

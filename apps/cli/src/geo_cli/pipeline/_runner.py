@@ -374,6 +374,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
     def eval_modules(c: PipelineConfig) -> tuple[str, ...]:
         backend = {"transformers": "transformers", "vllm": "vllm", "openai": "httpx"}[c.evaluate.backend]
         extra = ("geoprm", "geoprm.backends.transformers") if c.evaluate.prm is not None else ()
+        if c.evaluate.prm is not None and c.evaluate.prm.layout == "program":
+            extra = (*extra, "geosynth.synth")
         return ("geodsl", "geotts", "geosynth.mts", backend, *extra)
 
     def train_modules(c: PipelineConfig) -> tuple[str, ...]:
@@ -395,6 +397,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
             if c.mts.llm is not None
             else None
         )
+        if c.mts.critiques is not None:
+            return ("geosynth.mts", "geosynth.synth", "geoprm", "geotts", "torch", "transformers")
         return ("geosynth.mts", *(("ray",) if c.mts.use_ray else ()), *((llm,) if llm else ()))
 
     def data_modules(c: PipelineConfig) -> tuple[str, ...]:
@@ -405,7 +409,8 @@ def _stage_table() -> tuple[StageSpec, ...]:
     return (
         StageSpec("data", lambda c: (), lambda c: True, data_inputs, data_modules, run_data, synth_blocker),
         StageSpec("mts", lambda c: ("data",), lambda c: c.mts.enabled and c.data.train is not None,
-                  lambda c, b: c.mts.model_dump(mode="json", exclude={"jobs"}), mts_modules, run_mts),
+                  lambda c, b: c.mts.model_dump(mode="json", exclude={"jobs", *(() if c.mts.critiques else ("critiques",))}),
+                  mts_modules, run_mts),
         StageSpec("train", train_ups, lambda c: c.train is not None and c.train.enabled,
                   lambda c, b: c.train.model_dump(mode="json") if c.train else {}, train_modules, run_train),
         StageSpec("evaluate", eval_ups, lambda c: c.evaluate.enabled,

@@ -342,6 +342,36 @@ def _refined_strategy(ctx: StageContext, sampler: Any) -> RefinedBestOfN:
     return RefinedBestOfN(critic, RefinedBestOfNConfig(n=s.prm.n, params=params))
 
 
+def _program_critic(ctx: StageContext) -> Any:
+    """The critic of the program layout, wrapped to keep its critiques' texts."""
+    from geo_cli.pipeline._stage_prm import RecordingCritic
+    from geoprm.backends.transformers import TransformersCritic
+
+    s = ctx.config.evaluate
+    assert s.prm is not None
+    path = _model_path(ctx, s.prm.model, "prm_model")
+    try:
+        critic = TransformersCritic.from_pretrained(
+            path, device=s.device, max_new_tokens=s.prm.max_critique_tokens, batch_size=s.prm.batch_size
+        )
+    except _load_errors() as exc:
+        raise StageFailedError(
+            f"evaluate: cannot load the critic in {path}: {type(exc).__name__}: {_one_line(exc)}"
+        ) from exc
+    return RecordingCritic(critic)
+
+
+def _program_prm(ctx: StageContext, name: str, records: Sequence[PGPSRecord], sampler: Any, critic: Any,
+                 run: _Executor, folder: Path, entry: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """One split's PRM curves, step F1 and gallery (``geo_cli.pipeline._stage_prm``)."""
+    from geo_cli import _figure_prm as fp
+    from geo_cli.pipeline._stage_prm import prm_split, prm_summary
+
+    rows = prm_split(ctx, name, records, sampler, critic, fp.layout().extractor(run.extract), folder)
+    greedy = float(entry["greedy"].get("program", 0.0))
+    return prm_summary(ctx, name, rows, greedy, ctx.config.report.gallery)
+
+
 def _refined(ctx: StageContext, name: str, records: Sequence[PGPSRecord], images: Path, sampler: Any,
              strategy: RefinedBestOfN, run: _Executor) -> dict[str, float | None]:  # fmt: skip
     from geotts import Problem
@@ -447,7 +477,12 @@ def score_split(
 
 
 def write_results(
-    folder: Path, splits: dict[str, dict[str, Any]], settings: EvaluateSettings, model: dict[str, Any]
+    folder: Path,
+    splits: dict[str, dict[str, Any]],
+    settings: EvaluateSettings,
+    model: dict[str, Any],
+    *,
+    prm: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write ``results.json``: every split, the first one's figures also at the top level, and the policy.
 
@@ -459,6 +494,9 @@ def write_results(
         splits: The entries of :func:`score_split` by split name, the first split first.
         settings: The evaluate settings.
         model: What the policy is (path, parameters, architecture, vocabulary, setting).
+        prm: The program layout's PRM results by split (``geo_cli.pipeline._stage_prm.prm_summary``):
+            written as ``prm`` with every split's curves in one list, ``step_f1`` the macro step F1 (0-1)
+            of the first split with figure labels, and each split's entry under ``prm.splits``.
 
     Returns:
         The stage summary: the first split's problem count and best strategy, and each split's best.
@@ -472,6 +510,14 @@ def write_results(
     }  # fmt: skip
     if "refined_bon" in first:
         results["refined_bon"] = first["refined_bon"]
+    if prm:
+        scored = [e["step_f1"] for e in prm.values() if "step_f1" in e]
+        results["prm"] = {
+            "step_f1": scored[0]["macro_f1"] if scored else None,
+            "curves": [row for e in prm.values() for row in e["curves"]],
+            "ns": sorted({row["n"] for e in prm.values() for row in e["curves"]}),
+            "splits": prm,
+        }
     atomic_write_text(folder / RESULTS, json.dumps(results, indent=2))
 
     def best(entry: dict[str, Any]) -> dict[str, Any]:
@@ -571,8 +617,11 @@ def run_evaluate(ctx: StageContext) -> dict[str, Any]:
     with captured_output(ctx.folder / "evaluate.log"):
         sampler, path = _sampler(ctx, s)
         model = _model_info(ctx, sampler, path)
-        strategy = _refined_strategy(ctx, sampler) if s.prm is not None else None
+        program_prm = s.prm is not None and s.prm.layout == "program"
+        strategy = _refined_strategy(ctx, sampler) if s.prm is not None and not program_prm else None
+        critic = _program_critic(ctx) if program_prm else None
     entries: dict[str, dict[str, Any]] = {}
+    prm: dict[str, dict[str, Any]] = {}
     with _sandbox(s) as box:
         run = _Executor(box)
         for index, (name, spec) in enumerate(specs.items()):
@@ -589,4 +638,9 @@ def run_evaluate(ctx: StageContext) -> dict[str, Any]:
             entries[name] = score_split(
                 rows, s, folder, refined, where=where, source=_source(spec), benchmark=_benchmark(name, spec)
             )
-    return write_results(ctx.folder, entries, s, model)
+            if critic is not None:
+                prm[name] = _program_prm(
+                    ctx, name, records[name], sampler, critic, run, folder, entries[name]
+                )
+    summary = write_results(ctx.folder, entries, s, model, prm=prm)
+    return summary

@@ -117,7 +117,9 @@ def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
     """What the data stage's key is hashed from: the split specs and the input files' digests."""
     out: dict[str, Any] = {"draw": config.data.draw_missing_diagrams}
     for split, spec in splits_of(config).items():
-        entry: dict[str, Any] = spec.model_dump(mode="json")
+        entry: dict[str, Any] = spec.model_dump(
+            mode="json", exclude_defaults=True
+        )  # a new field keeps old keys
         if spec.path is not None:
             entry["sha256"] = _digest(base, spec.path)
         if spec.exclude:
@@ -167,7 +169,7 @@ def _synthesized_pgps(
     write_dataset(
         synth_config_of(spec, ctx.base, split), spec.synth_count, spec.synth_seed, out, task="calculation", shard_size=50,
         jobs=ctx.config.mts.jobs, use_ray=spec.use_ray, render=render, pgps=spec.pgps_per_figure,
-        pgps_exclude=_excluded(spec, ctx, split),
+        pgps_exclude=_excluded(spec, ctx, split), pgps_figures=spec.pgps_figures,
         progress=lambda done, total: ctx.events.progress("data", done, total, f"{split} synthesis (figures)"),
     )  # fmt: skip
     records = load_pgps(out / "pgps" / "pgps.json")
@@ -334,11 +336,86 @@ def run_data(ctx: StageContext) -> dict[str, Any]:
     return summary
 
 
+CRITIQUES = "critiques"
+"""The mts stage's folder of critique records (``mts.critiques``)."""
+
+
+def _critique_data(ctx: StageContext) -> dict[str, Any]:
+    """Critique records from the policy's program traces on the training split, labelled on its figures.
+
+    The figures are those the data stage kept (``pgps_figures``) in ``synth/train/pgps/pgps.json``; a
+    problem without one is left out and named in ``critiques/problems.log``. Sampling resumes by chunk.
+    """
+    from geo_cli import _figure_prm as fp
+    from geo_cli._errors import InputError
+    from geotts.backends.transformers import TransformersSampler
+
+    settings = ctx.config.mts.critiques
+    if settings is None:
+        raise PipelineConfigError("mts: critique records need mts.critiques")
+    spec = ctx.config.data.train
+    if spec is None or spec.source != "synthesize" or not spec.pgps_figures:
+        raise PipelineConfigError(
+            "mts.critiques: the training split must be synthesized with pgps_figures: true (its steps are "
+            "labelled on the realised figures)"
+        )
+    out = ctx.folder / CRITIQUES
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "problems.log"
+    reported: list[str] = []
+
+    def report(line: str) -> None:
+        reported.append(line)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    figured = ctx.upstream["data"] / "synth" / "train" / "pgps" / "pgps.json"
+    corpus = ctx.upstream["data"] / "train.json"
+    try:
+        problems, _ = fp.figured_problems(corpus, figured, None, out, None, report)
+    except InputError as exc:
+        raise StageFailedError(f"mts.critiques: {exc}") from None
+    if not problems:
+        raise StageFailedError(f"mts.critiques: no problem of {corpus} has a realised figure in {figured}")
+    policy = str(resolve_path(ctx.base, settings.policy))
+    import torch
+
+    torch.set_num_threads(settings.threads)
+    with captured_output(ctx.folder / "critiques.log"):
+        sampler = TransformersSampler.from_pretrained(policy, device="cpu", batch_size=settings.batch_size)
+    sampling = fp.SamplingSpec(
+        n=settings.samples, temperature=settings.temperature, max_tokens=settings.max_tokens,
+        seed=settings.seed, batch=settings.batch_size,
+    )  # fmt: skip
+    try:
+        made = fp.write_critique_data(
+            problems, sampler, sampling, out, corruptions=settings.corruptions, references=settings.references,
+            balanced=settings.balance, report=report,
+            progress=lambda what, done, total: ctx.events.progress("mts", done, total, f"critique data: {what}"),
+        )  # fmt: skip
+    except InputError as exc:
+        raise StageFailedError(f"mts.critiques: {exc}") from None
+    stats = {**made.stats, "figures": str(figured), "corpus": str(corpus), "policy": settings.policy}
+    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    return {
+        "critiques": {
+            "problems": made.problems, "solutions": made.solutions, "records": stats["records"],
+            "with_error": stats["with_error"], "without_error": stats["without_error"],
+            "errors": made.errors, "reported": len(reported),
+        }
+    }  # fmt: skip
+
+
 def run_mts(ctx: StageContext) -> dict[str, Any]:
-    """Run geosynth's MTS pipeline on the training split (it resumes its own shards)."""
+    """Run geosynth's MTS pipeline on the training split (it resumes its own shards).
+
+    With ``mts.critiques`` the stage writes critique records instead (:func:`_critique_data`).
+    """
     from geosynth.mts import LLMConfig, MTSConfig
     from geosynth.mts import run_mts as mts
 
+    if ctx.config.mts.critiques is not None:
+        return _critique_data(ctx)
     settings = ctx.config.mts
     llm = None if settings.llm is None else LLMConfig.model_validate(settings.llm, strict=False)
     config = MTSConfig(
@@ -378,10 +455,23 @@ def _train(ctx: StageContext) -> TrainSettings:
     return ctx.config.train
 
 
+def records_kind(config: PipelineConfig) -> str:
+    """The format of the records the train stage reads.
+
+    ``records_kind`` for given records, ``prm`` for the mts stage's critique records, else ``pa`` (an MTS
+    mixture).
+    """
+    if config.train is not None and config.train.records is not None:
+        return config.train.records_kind
+    return "prm" if config.mts.critiques is not None else "pa"
+
+
 def _records_file(ctx: StageContext) -> tuple[Path, str]:
     train = _train(ctx)
     if train.records is not None:
         return resolve_path(ctx.base, train.records), train.records_kind
+    if ctx.config.mts.critiques is not None:
+        return ctx.upstream["mts"] / CRITIQUES / "records.jsonl", "prm"
     source = ctx.upstream["mts"] / "mixtures" / f"{train.mixture}.jsonl"
     if not source.is_file():
         found = sorted(p.stem for p in (ctx.upstream["mts"] / "mixtures").glob("*.jsonl"))
@@ -445,6 +535,8 @@ def _run_config(ctx: StageContext) -> Any:
         model_path = str(base)
     elif train.base_model.startswith(SCRATCH_PREFIX):
         model_path = _scratch_model(ctx, records, kind)
+    elif train.base_model.startswith(BUNDLED_PREFIX):
+        model_path = str(bundled_path(train.base_model))
     values: dict[str, Any] = {
         **train.settings, "model_path": model_path, "output_dir": str(ctx.folder / "run"),
         "data": [{"path": str(records), "kind": kind}],
