@@ -23,10 +23,9 @@ MALFORMED = "a b c = triangle a b c; d midpoint d a b ? para d e b c"
 UNKNOWN_CONSTRUCTION = "a b c = triangle a b c; d = zigzag d a b ? coll a b d"
 UNKNOWN_GOAL = "a b c = triangle a b c; d = midpoint d a b ? sparkles a b d"
 LIMIT = "1"
-"""Seconds per problem: the small problems finish far inside it; IMO 2000 P6 is still in its first round
-of deduction (about 1.5 s on the 2-core machine) when the worker is killed. A longer limit would let the
-engine's own soft limit (0.9 of it, checked between rounds) end the search first, which today is
-reported as unsolved rather than timed out."""
+"""Seconds per problem: the small problems finish far inside it; IMO 2000 P6 is still deducing at the
+limit. The engine's own soft limit (0.9 of it, checked between rules) usually ends its search first, else
+the worker is killed at the limit; either way the problem is reported as timed out."""
 
 
 def _slow() -> tuple[str, str]:

@@ -66,7 +66,8 @@ def solve(
     Args:
         problem: The problem.
         seed: Seed of the realiser.
-        time_limit: Seconds after which the search starts no new round.
+        time_limit: Seconds of deduction after which the search stops (checked between rules; see
+            :func:`deduce`).
         attempts: Realisation attempts.
         support: How chased steps' premises are minimised (``l0``, ``l1`` or ``None``: not at all).
 

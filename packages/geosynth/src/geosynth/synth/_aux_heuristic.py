@@ -691,8 +691,8 @@ def heuristic_aux_search(
     The first proof found ends the search. It keeps only the added clauses its steps mention (and the
     clauses those are built from), and it must replay step by step on fresh diagrams of the problem
     with those clauses (:func:`geosynth.engine.replay`); a proof that does not replay is dropped and the
-    search goes on. A check that starts near the end of the budget gets only what is left, but the
-    engine checks its limit between rounds, so one round can overrun it.
+    search goes on. A check that starts near the end of the budget gets only what is left; the engine
+    checks its limit between rules, so one rule's work can overrun it a little.
 
     Args:
         problem: A problem with a goal.

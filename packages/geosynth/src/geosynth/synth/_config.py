@@ -126,7 +126,8 @@ class SynthConfig(BaseModel):
 
     ``None``: no clock. Rounds bound the search deterministically; the clock only drops the rare figure
     whose closure explodes (a hard alarm where the platform allows one, since the engine checks its own
-    limit only between rounds), and only such figures can make a run depend on the machine's speed.
+    limit only between rules and algebraic stages), and only such figures can make a run depend on the
+    machine's speed.
     """
     min_proof_steps: int = Field(default=2, ge=1)
     """Fewest derived (non-given, non-diagram) steps in a goal's solution."""

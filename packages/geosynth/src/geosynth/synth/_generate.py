@@ -46,8 +46,9 @@ class _Overtime(Exception):
 def _deadline(seconds: float | None) -> Generator[None]:
     """A hard wall-clock limit on the block (SIGALRM; only where the platform and thread allow it).
 
-    The engine checks its own ``time_limit`` only between rounds, and one round can run away on an
-    unlucky figure; the alarm interrupts it. Only figures that reach the limit are affected.
+    The engine checks its own ``time_limit`` only between rules and algebraic stages (and interrupts a
+    long join), so one rule's rows or one algebraic stage can still run away on an unlucky figure; the
+    alarm interrupts it. Only figures that reach the limit are affected.
     """
     usable = (
         seconds is not None

@@ -7,6 +7,9 @@ see them on the next pass.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from geosynth.engine.algebra.chasing import (
     Finding,
     angle_findings,
@@ -27,7 +30,11 @@ __all__ = ("Finding", "algebra_findings")
 
 
 def algebra_findings(
-    store: FactStore, coords: dict[str, Vec], facts: list[Relation], goal: Relation | None
+    store: FactStore,
+    coords: dict[str, Vec],
+    facts: list[Relation],
+    goal: Relation | None,
+    deadline: float | None = None,
 ) -> list[Finding]:
     """Facts the elimination derives from ``facts`` that the store may not hold yet.
 
@@ -37,6 +44,8 @@ def algebra_findings(
         facts: Every fact so far; a finding's ``sources`` index into this list, which may grow (the
             parallels and collinearities behind ratio equations of parallel cuts are appended).
         goal: The problem's goal: when the algebra implies it, it is the last finding.
+        deadline: A :func:`time.perf_counter` reading checked before each stage after the systems are
+            built; once past it, the findings of the stages run so far are returned (``None``: run all).
 
     Returns:
         Parallels and perpendiculars, equal angles at named points, congruent segments, similar and
@@ -44,15 +53,23 @@ def algebra_findings(
         the length system, then the goal.
     """
     angles, ratios = build_systems(store, coords, facts)
-    found = direction_findings(angles)
-    found += angle_findings(store, angles, vertex_angles(store, angles, ()))
-    found += length_findings(store, ratios)
-    found += triangle_findings(angles, ratios, coords, store.triangles)
-    found += proportion_findings(store, angles, ratios, coords, facts)
-    lengths = build_lengths(store, coords, facts, ratios)
-    found += length_system_findings(store, lengths, ratios, goal)
-    if goal is not None:
-        verdict = goal_sources(goal, angles, ratios)
-        if verdict is not None:
-            found.append(Finding(goal, verdict[0], verdict[1]))
+
+    def goal_finding() -> list[Finding]:
+        verdict = None if goal is None else goal_sources(goal, angles, ratios)
+        return [] if goal is None or verdict is None else [Finding(goal, verdict[0], verdict[1])]
+
+    stages: tuple[Callable[[], list[Finding]], ...] = (
+        lambda: direction_findings(angles),
+        lambda: angle_findings(store, angles, vertex_angles(store, angles, ())),
+        lambda: length_findings(store, ratios),
+        lambda: triangle_findings(angles, ratios, coords, store.triangles),
+        lambda: proportion_findings(store, angles, ratios, coords, facts),
+        lambda: length_system_findings(store, build_lengths(store, coords, facts, ratios), ratios, goal),
+        goal_finding,
+    )
+    found: list[Finding] = []
+    for stage in stages:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        found += stage()
     return found

@@ -435,12 +435,21 @@ def _oriented(fact: Relation | None, numeric: _Numeric, orientations: tuple[str,
     return None if len(orientations) < 2 else fact
 
 
-def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[list[Derivation], int]:
+def _fire(
+    store: FactStore, compiled: CompiledRule, numeric: _Numeric, deadline: float | None = None
+) -> tuple[list[Derivation], int] | None:
+    """Apply one rule to every row of its join; ``None`` when the join ran past ``deadline``.
+
+    An interrupted join has produced no row yet, so the rule adds nothing and the store is unchanged.
+    """
+    rows = store.select(compiled.sql, deadline)
+    if rows is None:
+        return None
     added: list[Derivation] = []
     rejected = 0
     angled = any(s.name.startswith("eqangle") for s in compiled.rule.premises)
     orientations = ("same",) if angled else ("same", "opposite")
-    for row in store.db.execute(compiled.sql).fetchall():
+    for row in rows:
         binding = dict(zip(compiled.variables, row, strict=True))
         if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
             continue
@@ -462,12 +471,20 @@ def _fire(store: FactStore, compiled: CompiledRule, numeric: _Numeric) -> tuple[
 
 
 def _algebra_pass(
-    store: FactStore, numeric: _Numeric, facts: list[Relation], goal: Relation | None
+    store: FactStore,
+    numeric: _Numeric,
+    facts: list[Relation],
+    goal: Relation | None,
+    deadline: float | None = None,
 ) -> tuple[list[Derivation], int]:
-    """One run of the algebraic system over every fact so far; new facts are gated and applied."""
+    """One run of the algebraic system over every fact so far; new facts are gated and applied.
+
+    Past ``deadline`` (a :func:`time.perf_counter` reading) the system stops between its stages and
+    only the findings of the stages run so far are applied.
+    """
     added: list[Derivation] = []
     rejected = 0
-    for finding in algebra_findings(store, numeric.coords, facts, goal):
+    for finding in algebra_findings(store, numeric.coords, facts, goal, deadline):
         fact = finding.fact
         kind = KINDS.get(type(fact))
         if kind is not None and kind.implied(store, fact):
@@ -496,6 +513,7 @@ def deduce(
     Each round passes once over the rules; a round that adds nothing hands over to the algebraic system
     (angle and ratio chasing over every fact so far), whose findings start the next round. The search
     stops at the goal, at closure (neither adds anything), after ``max_rounds`` or past ``time_limit``.
+    Below the time limit the derivations do not depend on it.
 
     Args:
         problem: The problem (its constructions give the initial facts).
@@ -503,7 +521,12 @@ def deduce(
         rules: The rules; the bundled ``rules.txt`` when ``None``. :data:`DEFINITION_RULES` always apply.
         max_rounds: Cap on passes over the rule set.
         algebra: Whether to run the algebraic system (``False``: the compiled rules alone).
-        time_limit: Seconds after which no new round starts (``None``: no limit).
+        time_limit: Seconds after which deduction stops (``None``: no limit), counted from the call.
+            The clock is checked between rules, before the algebraic system and between its stages;
+            a rule's join still running at the limit is interrupted and that rule adds nothing. The
+            result then has ``timed_out`` set and ``proved`` says whether the facts found so far
+            imply the goal. Work between two checks (one rule's rows, one algebraic stage) is not
+            cut short, so the search can overrun the limit by that much.
 
     Returns:
         Whether the goal was proved, with every derivation.
@@ -517,23 +540,39 @@ def deduce(
     compiled = [c for r in chosen if (c := compile_rule(r)) is not None]
     derivations: list[Derivation] = []
     numeric = _Numeric(diagram)
+    deadline = None if time_limit is None else start + time_limit
+
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
     rejected, rounds, timed_out = 0, 0, False
     while rounds < max_rounds and not _goal_implied(store, problem.goal, derivations):
-        if time_limit is not None and time.perf_counter() - start > time_limit:
+        if late():
             timed_out = True
             break
         rounds += 1
         before = len(derivations)
         for rule in compiled:
-            added, refused = _fire(store, rule, numeric)
-            derivations.extend(added)
-            rejected += refused
+            fired = _fire(store, rule, numeric, deadline)
+            if fired is None:
+                timed_out = True
+                break
+            derivations.extend(fired[0])
+            rejected += fired[1]
+            if late():
+                timed_out = True
+                break
+        if timed_out:
+            break
         if len(derivations) == before and algebra:
             added, refused = _algebra_pass(
-                store, numeric, [*givens, *(d.fact for d in derivations)], problem.goal
+                store, numeric, [*givens, *(d.fact for d in derivations)], problem.goal, deadline
             )
             derivations.extend(added)
             rejected += refused
+            if late():  # the system may have skipped stages: nothing new is not closure
+                timed_out = True
+                break
         if len(derivations) == before:
             break
     return Deduction.model_validate(

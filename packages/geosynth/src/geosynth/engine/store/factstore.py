@@ -16,13 +16,19 @@ so a rule compiled to a join always sees the current classes:
   become the same (a worklist, so cascades terminate).
 
 Diagrammatic side conditions are not stored: they are read off the diagram when a rule fires.
+
+The tables are never committed: every write since the store was built sits in one open transaction.
+A read-only query may be cut short at a deadline (:meth:`FactStore.select`); a write never is, since an
+interrupted write would roll that transaction back and leave the tables behind the union-find.
 """
 
 from __future__ import annotations
 
 import itertools
 import sqlite3
+import time
 from collections.abc import Iterable
+from typing import Any
 
 _SCHEMA = """
 CREATE TABLE line (a TEXT, b TEXT, l INTEGER);
@@ -44,6 +50,9 @@ CREATE INDEX ang_g ON ang (g);
 
 SWAP_BUDGET = 4000
 """Most swapped angle equalities one :meth:`FactStore.add_equal_angles` call follows."""
+
+PROGRESS_STEPS = 10_000
+"""SQLite virtual-machine steps between two deadline checks of an interruptible query."""
 
 
 class UnionFind:
@@ -100,6 +109,34 @@ class FactStore:
             self.db.execute("INSERT INTO dir VALUES (?, ?)", (ident, ident))
 
     # --- lookups ---------------------------------------------------------------------------------------
+
+    def select(self, sql: str, deadline: float | None = None) -> list[tuple[Any, ...]] | None:
+        """Every row of a read-only query, or ``None`` when it ran past ``deadline`` and was interrupted.
+
+        ``deadline`` is a :func:`time.perf_counter` reading (``None``: the query runs to the end). While
+        the query runs, a progress handler checks the clock every :data:`PROGRESS_STEPS` steps and aborts
+        the statement once past the deadline; the handler is removed before this returns. An interrupted
+        query returns no rows and changes nothing (a read-only statement keeps the open transaction), so
+        the store stays usable. Only ``SELECT`` statements belong here.
+        """
+        if deadline is None:
+            return self.db.execute(sql).fetchall()
+        fired = False
+
+        def late() -> bool:
+            nonlocal fired
+            fired = time.perf_counter() > deadline
+            return fired
+
+        self.db.set_progress_handler(late, PROGRESS_STEPS)
+        try:
+            return self.db.execute(sql).fetchall()
+        except sqlite3.OperationalError:
+            if fired:
+                return None
+            raise
+        finally:
+            self.db.set_progress_handler(None, 0)
 
     def line_of(self, a: str, b: str) -> int:
         """The line class through two distinct points."""
