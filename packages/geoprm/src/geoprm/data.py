@@ -235,14 +235,28 @@ class MonteCarlo(_Frozen):
     """Sampling parameters of the completer (temperature must be above 0 when m > 1)."""
 
 
-def _prefix_request(item: PRMItem, steps: Sequence[str], upto: int, mc: MonteCarlo) -> GenerationRequest:
-    prompt = policy_prompt(item.question, choices=item.choices)
+def _policy_turn(item: PRMItem) -> str:
+    return policy_prompt(item.question, choices=item.choices)
+
+
+def _step_prefix(steps: Sequence[str]) -> str:
+    return format_steps(steps) + "\n"
+
+
+def _prefix_request(
+    item: PRMItem,
+    steps: Sequence[str],
+    upto: int,
+    mc: MonteCarlo,
+    prompt: Callable[[PRMItem], str],
+    prefix: Callable[[Sequence[str]], str],
+) -> GenerationRequest:
     return GenerationRequest(
-        messages=_user(prompt),
+        messages=_user(prompt(item)),
         images=tuple(Path(image) for image in item.images),
         n=mc.completions,
         params=mc.params,
-        assistant_prefix=format_steps(steps[:upto]) + "\n",
+        assistant_prefix=prefix(steps[:upto]),
     )
 
 
@@ -267,6 +281,8 @@ def mc_hard_labels(
     *,
     settings: MonteCarlo | None = None,
     key: AnswerKeyFn = numeric_key,
+    prompt: Callable[[PRMItem], str] = _policy_turn,
+    prefix: Callable[[Sequence[str]], str] = _step_prefix,
 ) -> list[tuple[bool, ...]]:
     """Label every step of every solution by hard estimation (one batched completer call).
 
@@ -280,6 +296,10 @@ def mc_hard_labels(
         extractor: maps a completed solution to its answer (None when it has none).
         settings: m and the sampling parameters.
         key: the comparison key of answers (default: geotts's ``numeric_key``, numbers to 3 decimals).
+        prompt: the completer's user turn for an item (default :func:`geoprm.policy_prompt` of its question
+            and choices; a policy trained on another prompt is asked with its own).
+        prefix: the assistant text a continuation starts from, given the first i steps (default: the
+            steps as ``Step k:`` lines, :func:`geotts.format_steps`, and a line break).
 
     Returns:
         One tuple of labels per item, one label per step.
@@ -289,7 +309,9 @@ def mc_hard_labels(
     """
     mc = settings or MonteCarlo()
     requests = [
-        _prefix_request(item, steps, i, mc) for item, steps in items for i in range(1, len(steps) + 1)
+        _prefix_request(item, steps, i, mc, prompt, prefix)
+        for item, steps in items
+        for i in range(1, len(steps) + 1)
     ]
     outputs = iter(_generate(completer, requests, "completer"))
     prefixes = iter(requests)
@@ -298,9 +320,9 @@ def mc_hard_labels(
         gold, problem = key(item.answer), _problem(item)
         item_labels: list[bool] = []
         for _ in steps:
-            prefix = next(prefixes).assistant_prefix
+            start = next(prefixes).assistant_prefix
             answers = (
-                extractor(c.model_copy(update={"text": prefix + c.text}), None, problem)
+                extractor(c.model_copy(update={"text": start + c.text}), None, problem)
                 for c in next(outputs)
             )
             item_labels.append(any(a is not None and key(a) == gold for a in answers))

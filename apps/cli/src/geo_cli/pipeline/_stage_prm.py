@@ -173,6 +173,7 @@ def prm_summary(
     """
     from geo_cli import _figure_prm as fp
     from geoprm.evaluation import EvalProblem, step_f1
+    from geosynth.synth import StepLabelError
 
     prm = ctx.config.evaluate.prm
     assert prm is not None
@@ -183,7 +184,7 @@ def prm_summary(
     if not figured:
         return entry
     pairs: list[tuple[list[bool], StepJudgement]] = []
-    written = correct = 0
+    written = correct = unlabelled = 0
     shown: list[dict[str, Any]] = []
     for row, run in zip(rows, runs, strict=True):
         problem = figured.get(run.id)
@@ -193,7 +194,11 @@ def prm_summary(
             steps = _steps(cand.text)
             if not steps or not any(step.split()[0] == "Get" for step in steps):
                 continue  # step labels vouch for finished solutions only
-            labels = [step.correct for step in fp.label_steps(problem, steps)]
+            try:
+                labels = [step.correct for step in fp.label_steps(problem, steps)]
+            except StepLabelError:
+                unlabelled += 1
+                continue
             judgement = cand.judgement
             pairs.append((labels, judgement))
             ok = fp.correction_is_correct(problem, steps, judgement)
@@ -211,5 +216,6 @@ def prm_summary(
     if pairs:
         entry["step_f1"] = step_f1(pairs).model_dump(mode="json")
         entry["corrections"] = {"written": written, "correct": correct}
+        entry["unlabelled"] = unlabelled  # samples whose steps could not be labelled on the figure
         entry["gallery"] = shown
     return entry
