@@ -322,8 +322,7 @@ def mc_hard_labels(
         for _ in steps:
             start = next(prefixes).assistant_prefix
             answers = (
-                extractor(c.model_copy(update={"text": start + c.text}), None, problem)
-                for c in next(outputs)
+                extractor(c.model_copy(update={"text": start + c.text}), None, problem) for c in next(outputs)
             )
             item_labels.append(any(a is not None and key(a) == gold for a in answers))
         labels.append(tuple(item_labels))
