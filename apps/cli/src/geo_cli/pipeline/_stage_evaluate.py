@@ -348,7 +348,8 @@ def _program_critic(ctx: StageContext) -> Any:
     from geoprm.backends.transformers import TransformersCritic
 
     s = ctx.config.evaluate
-    assert s.prm is not None
+    if s.prm is None:
+        raise PipelineConfigError("evaluate: a critic needs the prm section")
     path = _model_path(ctx, s.prm.model, "prm_model")
     try:
         critic = TransformersCritic.from_pretrained(

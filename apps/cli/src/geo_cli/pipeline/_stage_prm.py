@@ -176,7 +176,8 @@ def prm_summary(
     from geosynth.synth import StepLabelError
 
     prm = ctx.config.evaluate.prm
-    assert prm is not None
+    if prm is None:
+        raise PipelineConfigError("evaluate: the program layout's curves need the prm section")
     ns = tuple(sorted(prm.ns or (prm.n,)))
     runs = [EvalProblem.model_validate_json(json.dumps(r["run"])) for r in rows]
     entry: dict[str, Any] = {"problems": len(runs), "curves": _curves(name, runs, ns, greedy) if runs else []}
