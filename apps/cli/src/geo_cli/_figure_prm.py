@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from geo_cli.pipeline._state import done_lines
 
 if TYPE_CHECKING:
+    from geodsl.data import PGPSRecord
     from geoprm.backends.transformers import TransformersCritic
     from geoprm.labelled import LabelledSolution, LabelledStep
     from geoprm.programs import ProgramLayout
@@ -47,12 +48,16 @@ def layout() -> ProgramLayout:
     return ProgramLayout(OPERATORS, header=HEADER)
 
 
-def program_prompt(problem: FiguredProblem) -> str:
-    """The policy's prompt for a program trace, in the clauses setting (the text its PA records hold)."""
+def record_prompt(rec: PGPSRecord) -> str:
+    """The policy's prompt for a program trace of a PGPS record, in the clauses setting (its PA records' text)."""
     from geosynth.mts import pa_prompt
 
-    rec = problem.record
     return pa_prompt(rec.text, [*rec.stru_clauses, *rec.sem_clauses], "program", "clauses")
+
+
+def program_prompt(problem: FiguredProblem) -> str:
+    """The policy's prompt for a program trace of a figured problem (:func:`record_prompt`)."""
+    return record_prompt(problem.record)
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -475,12 +480,14 @@ def write_critique_data(
     balanced: bool,
     report: Report,
     progress: Progress,
+    about: dict[str, str],
 ) -> CritiqueData:
     """Sample, label and write critique records.
 
-    Writes ``out/samples.jsonl`` (resumable), ``solutions.jsonl``, ``records.jsonl`` (geoprm SFT records)
-    and ``data_table.md``; the caller writes ``stats.json`` from the returned statistics. The one path of ``geo prm figure-data`` and of the pipeline's critique data. ``spec.seed`` also seeds
-    the corruptions and the balancing.
+    Writes ``out/samples.jsonl`` (resumable), ``solutions.jsonl``, ``records.jsonl`` (geoprm SFT records),
+    ``data_table.md`` and ``stats.json`` (the statistics, with ``about``: where the corpus, figures and
+    policy came from). The one path of ``geo prm figure-data`` and of the pipeline's critique data;
+    ``spec.seed`` also seeds the corruptions and the balancing.
 
     Raises:
         InputError: no solution could be labelled.
@@ -500,9 +507,10 @@ def write_critique_data(
     write_jsonl(out / "records.jsonl", (r.model_dump(mode="json") for r in built.records))
     stats = {
         **built.stats.model_dump(mode="json"), "records": built.stats.records, "errors": labelled.errors,
-        "samples_per_problem": spec.n, "temperature": spec.temperature, "seed": spec.seed,
+        "samples_per_problem": spec.n, "temperature": spec.temperature, "seed": spec.seed, **about,
     }  # fmt: skip
     write_text(out / "data_table.md", data_table(built.stats))
+    write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     return CritiqueData(
         problems=len(problems), solutions=len(labelled.solutions), errors=labelled.errors, stats=stats
     )

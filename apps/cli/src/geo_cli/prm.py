@@ -704,9 +704,9 @@ def figure_data(
         made = fp.write_critique_data(
             problems, sampler, spec, out, corruptions=corruptions, references=references, balanced=balanced,
             report=report, progress=lambda s, d, t: progress(s, d, t),
+            about={"figures": str(source), "corpus": str(corpus), "policy": policy},
         )  # fmt: skip
-    stats = {**made.stats, "figures": str(source), "corpus": str(corpus), "policy": policy}
-    fp.write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    stats = made.stats
     typer.echo(json.dumps({"out": str(out), "problems": made.problems, "solutions": made.solutions,
                            "records": stats["records"], "with_error": stats["with_error"],
                            "without_error": stats["without_error"], "errors": made.errors}))  # fmt: skip

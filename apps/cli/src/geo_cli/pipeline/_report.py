@@ -196,8 +196,16 @@ def _curve_figure(entry: dict[str, Any], depth: int, title: str, out: Path) -> P
             ax.scatter([p["asn"]], [100 * p["accuracy"]], marker=marker, s=120, zorder=3, label=label)
     top = max([100 * p["accuracy"] for p in [*curves, *entry["tts"]["baselines"]]], default=0.0)
     ax.set_ylim(-1, max(10.0, top * 1.15))
-    ax.set_title(f"{title}: accuracy vs average samples ({entry['problems']} problems)")
-    ax.set_xlabel("average samples per problem (ASN)")
+    return _save_accuracy(
+        fig, ax, f"{title}: accuracy vs average samples ({entry['problems']} problems)",
+        "average samples per problem (ASN)", out,
+    )  # fmt: skip
+
+
+def _save_accuracy(fig: Any, ax: Any, title: str, xlabel: str, out: Path) -> Path:
+    """Title, axes, grid and legend of an accuracy plot, then the file."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("accuracy (%)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
@@ -442,13 +450,9 @@ def _prm_figure(curves: Sequence[dict[str, Any]], split: str, out: Path) -> Path
         elif pts:
             ax.plot([n for n, _ in pts], [a for _, a in pts], marker=".", label=label)
     ax.set_xscale("log", base=2)
-    ax.set_title(f"{split}: accuracy vs N (process reward model)")
-    ax.set_xlabel("N (solutions per problem)")
-    ax.set_ylabel("accuracy (%)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.savefig(out, bbox_inches="tight")
-    return out
+    return _save_accuracy(
+        fig, ax, f"{split}: accuracy vs N (process reward model)", "N (solutions per problem)", out
+    )
 
 
 def _prm_blocks(prm: dict[str, Any], figures: Path) -> list[Block]:

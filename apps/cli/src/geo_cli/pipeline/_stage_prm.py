@@ -60,12 +60,6 @@ class RecordingCritic:
         return out
 
 
-def _prompt(rec: PGPSRecord) -> str:
-    from geosynth.mts import pa_prompt
-
-    return pa_prompt(rec.text, [*rec.stru_clauses, *rec.sem_clauses], "program", "clauses")
-
-
 def _steps(text: str | None) -> tuple[str, ...]:
     from geotts import split_steps
 
@@ -110,7 +104,8 @@ def prm_split(
             if all(r.id in done for r in chunk):
                 continue
             problems = [
-                Problem(id=r.id, question=_prompt(r), metadata={"numbers": list(r.numbers)}) for r in chunk
+                Problem(id=r.id, question=fp.record_prompt(r), metadata={"numbers": list(r.numbers)})
+                for r in chunk
             ]
             params = SamplingParams(temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed + k)
             with captured_output(ctx.folder / "evaluate.log"):

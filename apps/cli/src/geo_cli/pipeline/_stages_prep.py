@@ -117,9 +117,8 @@ def data_inputs(config: PipelineConfig, base: Path) -> dict[str, Any]:
     """What the data stage's key is hashed from: the split specs and the input files' digests."""
     out: dict[str, Any] = {"draw": config.data.draw_missing_diagrams}
     for split, spec in splits_of(config).items():
-        entry: dict[str, Any] = spec.model_dump(
-            mode="json", exclude_defaults=True
-        )  # a new field keeps old keys
+        # Fields at their defaults are left out, so a field added later keeps the keys of earlier runs.
+        entry: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True)
         if spec.path is not None:
             entry["sha256"] = _digest(base, spec.path)
         if spec.exclude:
@@ -392,11 +391,11 @@ def _critique_data(ctx: StageContext) -> dict[str, Any]:
             problems, sampler, sampling, out, corruptions=settings.corruptions, references=settings.references,
             balanced=settings.balance, report=report,
             progress=lambda what, done, total: ctx.events.progress("mts", done, total, f"critique data: {what}"),
+            about={"figures": str(figured), "corpus": str(corpus), "policy": settings.policy},
         )  # fmt: skip
     except InputError as exc:
         raise StageFailedError(f"mts.critiques: {exc}") from None
-    stats = {**made.stats, "figures": str(figured), "corpus": str(corpus), "policy": settings.policy}
-    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    stats = made.stats
     return {
         "critiques": {
             "problems": made.problems, "solutions": made.solutions, "records": stats["records"],
