@@ -77,6 +77,23 @@ def test_accuracy_curve_on_hand_checked_pools() -> None:
     assert rows[2].refined_bon == 1.0
 
 
+def test_skipping_unanswered_candidates_changes_only_pools_with_one() -> None:
+    # P3: the best-scored all-correct sample has no answer; the next all-correct one is right
+    p3 = EvalProblem(
+        id="p3",
+        kind="plane_geometry",
+        answer=6.0,
+        sampled=(C(None, 0.99, verdict="all_correct"), C(6.0, 0.7, verdict="all_correct")),
+        refined=(C(None, 0.98, verdict="all_correct"),),
+    )
+    paper = accuracy_curve([P1, p3], [2])[0]
+    skipping = accuracy_curve([P1, p3], [2], skip_unanswered=True)[0]
+    assert paper.bon == 0.5 and skipping.bon == 1.0  # P1 is right either way
+    # refined pool of p3: sampled[0] (no answer) + refined[0] (no answer): nothing to skip to
+    assert paper.refined_bon == skipping.refined_bon == 0.5
+    assert paper.self_consistency == skipping.self_consistency and paper.policy == skipping.policy
+
+
 def test_pass_at_k_and_ablation_and_kinds() -> None:
     rows = pass_at_k([P1, P2], 4, [1, 2, 4])
     # sampled: P1 has 1 right of 4, P2 none; refined pool: P1 3 of 4, P2 1 of 4

@@ -232,6 +232,20 @@ def test_refined_best_of_n_selects_by_the_configured_aggregation(
     assert (d.answer, d.score) == (answer, pytest.approx(score))
 
 
+@pytest.mark.parametrize(("skip", "answer"), [(False, None), (True, 2.0)])
+def test_refined_best_of_n_can_skip_solutions_without_an_answer(skip: bool, answer: float | None) -> None:
+    texts = iter(["Step 1: 0.9\nStep 2: 0.9", "Step 1: 0.7\nStep 2: 0.7\nAnswer: 2"])
+
+    def policy(req: GenerationRequest) -> list[Completion]:
+        return [Completion(text=next(texts), num_tokens=1) for _ in range(req.n)]
+
+    cfg = RefinedBestOfNConfig(n=2, skip_unanswered=skip)
+    (d,) = RefinedBestOfN(ValuePRM(), cfg).run(
+        FunctionSampler(policy), [Problem(id="p", question="q")], LastNumberExtractor(marker="Answer:")
+    )
+    assert d.answer == answer  # the paper's rule takes the better-scored solution, answer or not
+
+
 def test_refined_best_of_n_without_an_all_correct_solution_takes_the_best_mean() -> None:
     def policy(req: GenerationRequest) -> list[Completion]:
         return [Completion(text=f"Step 1: wrong {i}\n\nAnswer {i}", num_tokens=3) for i in range(req.n)]

@@ -55,6 +55,16 @@ def test_without_an_all_correct_solution_the_best_score_overall_wins_and_ties_go
         select_solution([])
 
 
+def test_skipping_unanswered_candidates_leaves_them_out_unless_none_has_an_answer() -> None:
+    judgements = [J(0.9, 0.95), J(0.6, 0.7), J(0.99, wrong=True)]
+    assert select_solution(judgements) == 0  # GM-PRM's rule: the best all-correct one
+    assert select_solution(judgements, answered=[False, True, True]) == 1  # it has no answer: skipped
+    assert select_solution(judgements, answered=[False, False, True]) == 2  # the only answered one, flagged
+    assert select_solution(judgements, answered=[False, False, False]) == 0  # none answered: the paper's rule
+    with pytest.raises(StrategyConfigError, match="answered has 2 flags for 3 candidates"):
+        select_solution(judgements, answered=[True, True])
+
+
 _judgements = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4).flatmap(
     lambda scores: st.builds(J, *map(st.just, scores), wrong=st.booleans())
 )

@@ -113,6 +113,9 @@ def test_results_hold_the_prm_curves_and_step_f1(finished: Path) -> None:
     for split in ("heldout", "pgps9k_test"):
         at = {(c["strategy"], c["n"]): c["accuracy"] for c in curves if c["split"] == split}
         assert at[("sc", 1)] == at[("random", 1)] == at[("bon_mean", 1)]  # one candidate: every rule takes it
+    answered = {(c["split"], c["strategy"], c["n"]) for c in prm["answered_curves"]}
+    assert {s for _, s, _ in answered} == {"bon_mean", "bon_min", "bon_max", "refined_bon"}
+    assert ("heldout", "refined_bon", 2) in answered and ("pgps9k_test", "bon_mean", 1) in answered
     assert "step_f1" in prm["splits"]["heldout"] and "step_f1" not in prm["splits"]["pgps9k_test"]
     runs = _lines(finished / "work" / "evaluate" / "prm_runs.jsonl")
     assert len(runs) == heldout["problems"]
@@ -126,6 +129,7 @@ def test_the_report_shows_the_prm_section_and_a_rerun_skips_every_stage(finished
     report = (finished / "work" / "report" / "report.md").read_text(encoding="utf-8")
     assert "## Process reward model" in report and "refined best-of-N" in report
     assert "GM-PRM paper's figures (not from this run)" in report
+    assert "refined best-of-N (N/2 samples + N/2 refined), answered only" in report
     assert (finished / "work" / "report" / "figures" / "heldout_prm_accuracy_vs_n.png").is_file()
     result = runner.invoke(app, ["pipeline", "run", str(finished / "pipeline.yaml")])
     assert result.exit_code == 0, result.output

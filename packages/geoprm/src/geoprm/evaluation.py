@@ -201,8 +201,9 @@ def _right(candidate: EvalCandidate, gold: float | str, key: AnswerKey) -> bool:
     return candidate.answer is not None and key(candidate.answer) == key(gold)
 
 
-def _pick(pool: Sequence[EvalCandidate], how: Aggregation) -> EvalCandidate:
-    return pool[select_solution([c.judgement for c in pool], how)]
+def _pick(pool: Sequence[EvalCandidate], how: Aggregation, skip_unanswered: bool) -> EvalCandidate:
+    answered = [c.answer is not None for c in pool] if skip_unanswered else None
+    return pool[select_solution([c.judgement for c in pool], how, answered)]
 
 
 def _refined_pool(problem: EvalProblem, n: int) -> list[EvalCandidate] | None:
@@ -230,6 +231,7 @@ def accuracy_curve(
     *,
     how: Aggregation = "mean",
     key: AnswerKey = numeric_key,
+    skip_unanswered: bool = False,
 ) -> list[CurveRow]:
     """Accuracy of each strategy as N grows.
 
@@ -238,6 +240,9 @@ def accuracy_curve(
         ns: the values of N.
         how: the aggregation of step scores.
         key: the answer comparison key.
+        skip_unanswered: both best-of-N variants leave candidates without an answer out of the
+            choice unless none has one (``geotts.RefinedBestOfNConfig.skip_unanswered``); the
+            default is GM-PRM's rule.
 
     Returns:
         One row per N.
@@ -253,7 +258,7 @@ def accuracy_curve(
         if all(pool is not None for pool in pools):
             refined = _mean(
                 [
-                    float(_right(_pick(pool, how), p.answer, key))
+                    float(_right(_pick(pool, how, skip_unanswered), p.answer, key))
                     for p, pool in zip(problems, pools, strict=True)
                     if pool
                 ]
@@ -264,7 +269,12 @@ def accuracy_curve(
                 policy=_mean(
                     [_mean([float(_right(c, p.answer, key)) for c in p.sampled[:n]]) for p in problems]
                 ),
-                bon=_mean([float(_right(_pick(p.sampled[:n], how), p.answer, key)) for p in problems]),
+                bon=_mean(
+                    [
+                        float(_right(_pick(p.sampled[:n], how, skip_unanswered), p.answer, key))
+                        for p in problems
+                    ]
+                ),
                 refined_bon=refined,
                 self_consistency=_mean([float(_sc_right(p, n, key)) for p in problems]),
             )

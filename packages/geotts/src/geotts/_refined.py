@@ -9,7 +9,8 @@ The rule, defined here once (geoprm's evaluation uses it too):
   (mean by default; min and max for the ablation), a judged step without a score counting as
   :data:`~geotts.UNSCORED`;
 * the chosen solution has the best score among those judged correct at every step, else the best
-  score among all; ties go to the earliest;
+  score among all; ties go to the earliest; with ``skip_unanswered`` (not the paper's rule, off by
+  default) solutions without an extracted answer leave the pool first, unless none has one;
 * the second round continues each first-round solution from its verified steps plus the corrected
   first wrong step, in the solution's own layout, or samples afresh when every step passed.
 """
@@ -80,19 +81,34 @@ def judge_solutions(
     return [[next(it) if solution else _NO_STEPS for solution in row] for row in steps]
 
 
-def select_solution(judgements: Sequence[StepJudgement], how: Aggregation = "mean") -> int:
+def select_solution(
+    judgements: Sequence[StepJudgement], how: Aggregation = "mean", answered: Sequence[bool] | None = None
+) -> int:
     """The refined best-of-N choice (GM-PRM, section 3.3): the position of the chosen solution.
 
     The best :meth:`~geotts.StepJudgement.aggregate` score among the solutions judged correct at
     every step, or among all when none is; ties go to the earliest.
 
+    Args:
+        judgements: the step judgements of the candidates.
+        how: the aggregation of step scores.
+        answered: per candidate, whether an answer was extracted from it. When given, candidates
+            without one are left out first (unless none has one), as self-consistency leaves out
+            votes without an answer; ``None`` keeps the paper's rule.
+
     Raises:
-        StrategyConfigError: there are no judgements, or ``how`` is unknown.
+        StrategyConfigError: there are no judgements, ``how`` is unknown, or ``answered`` has
+            another length than ``judgements``.
     """
     if not judgements:
         raise StrategyConfigError("refined best-of-N needs at least one candidate")
+    if answered is not None and len(answered) != len(judgements):
+        raise StrategyConfigError(f"answered has {len(answered)} flags for {len(judgements)} candidates")
     scores = [j.aggregate(how) for j in judgements]
-    pool = [i for i, j in enumerate(judgements) if j.all_correct] or list(range(len(judgements)))
+    every = [i for i in range(len(judgements)) if answered is None or answered[i]] or list(
+        range(len(judgements))
+    )
+    pool = [i for i in every if judgements[i].all_correct] or every
     return max(pool, key=lambda i: (scores[i], -i))
 
 
@@ -119,6 +135,9 @@ class RefinedBestOfNConfig(GeoTTSModel):
     """Prompt template; ``{question}`` is replaced by the problem's question."""
     aggregation: Aggregation = "mean"
     """How step scores combine into the solution score that selects (GM-PRM uses the mean)."""
+    skip_unanswered: bool = False
+    """Leave solutions without an extracted answer out of the choice (unless none has one), as
+    self-consistency leaves out their votes; GM-PRM's rule (the default) keeps them."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -201,11 +220,12 @@ class RefinedBestOfN:
         out: list[BestOfNDecision] = []
         for i, cost in enumerate(costs):
             texts, judged, comps = texts1[i] + texts2[i], judged1[i] + judged2[i], first[i] + second[i]
-            best = select_solution(judged, cfg.aggregation)
             answers: tuple[Hashable | None, ...] = tuple(
                 extractor(c.model_copy(update={"text": t}), None, problems[i])
                 for c, t in zip(comps, texts, strict=True)
             )
+            answered = [a is not None for a in answers] if cfg.skip_unanswered else None
+            best = select_solution(judged, cfg.aggregation, answered)
             out.append(
                 BestOfNDecision(
                     answer=answers[best],

@@ -462,19 +462,28 @@ def _prm_blocks(prm: dict[str, Any], figures: Path) -> list[Block]:
         ("p", "N program traces per problem are judged step by step (one operator per step) by the critic; "
               "best-of-N keeps the solution with the best aggregated step score among those judged correct at "
               "every step; refined best-of-N also continues each of the first N/2 from its verified steps plus "
-              "the critic's correction and chooses among all N. Step F1 is the mean of the F1 of correct and "
+              "the critic's correction and chooses among all N (GM-PRM's rule). The rows marked 'answered only' first "
+              "leave out the candidates from which no answer was extracted, as SC leaves out their votes (not the "
+              "paper's rule). Step F1 is the mean of the F1 of correct and "
               "of wrong steps against the labels of the realised figure (the VisualProcessBench measure)."),
         ("p", PRM_PAPER),
     ]  # fmt: skip
     ns: list[int] = prm.get("ns") or []
     for split, entry in prm.get("splits", {}).items():
         curves = entry.get("curves", [])
+        answered = entry.get("answered_curves", [])
+
+        def row(rows: Sequence[dict[str, Any]], strategy: str, label: str) -> list[str]:
+            return [label, *(next((f"{c['accuracy']:.1f}" for c in rows if c["strategy"] == strategy and c["n"] == n), "")
+                             for n in ns)]  # fmt: skip
+
         table = [
-            [_PRM_NAMES.get(strategy, strategy),
-             *(next((f"{c['accuracy']:.1f}" for c in curves if c["strategy"] == strategy and c["n"] == n), "")
-               for n in ns)]
-            for strategy in _PRM_NAMES if any(c["strategy"] == strategy for c in curves)
-        ]  # fmt: skip
+            row(curves, s, label)
+            for s, label in _PRM_NAMES.items()
+            if any(c["strategy"] == s for c in curves)
+        ]
+        table += [row(answered, s, f"{label}, answered only") for s, label in _PRM_NAMES.items()
+                  if any(c["strategy"] == s for c in answered)]  # fmt: skip
         name = f"{split}_prm_accuracy_vs_n.png"
         _prm_figure(curves, split, figures / name)
         blocks += [("h3", f"{split}: {entry['problems']} problems"),

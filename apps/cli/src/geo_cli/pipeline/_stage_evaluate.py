@@ -516,6 +516,7 @@ def write_results(
         results["prm"] = {
             "step_f1": scored[0]["macro_f1"] if scored else None,
             "curves": [row for e in prm.values() for row in e["curves"]],
+            "answered_curves": [row for e in prm.values() for row in e.get("answered_curves", [])],
             "ns": sorted({row["n"] for e in prm.values() for row in e["curves"]}),
             "splits": prm,
         }

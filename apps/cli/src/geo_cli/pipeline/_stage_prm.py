@@ -10,7 +10,8 @@ policy; problems go in chunks of ``evaluate.batch_size`` (chunk k seeded ``seed 
 
 From the recorded pools: accuracy as N grows for random choice (the mean of single samples), SC,
 best-of-N by the mean / min / max step score, and refined best-of-N (geotts's rule, the one
-``RefinedBestOfN`` selects with); where the split's figures were kept (``pgps_figures``), every
+``RefinedBestOfN`` selects with), and beside them (``answered_curves``) the best-of-N variants that
+leave candidates without an answer out of the choice, as SC leaves out their votes; where the split's figures were kept (``pgps_figures``), every
 finished policy sample's steps are labelled on the figure and the critic's verdicts scored by step F1,
 and each correction the critic writes is checked on the figure.
 """
@@ -132,21 +133,34 @@ def prm_split(
     return sorted((r for r in rows if r["id"] in order), key=lambda r: order[r["id"]])
 
 
-def _curves(name: str, runs: Sequence[EvalProblem], ns: Sequence[int], greedy: float) -> list[dict[str, Any]]:
+def _curves(
+    name: str, runs: Sequence[EvalProblem], ns: Sequence[int], greedy: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The split's curves by GM-PRM's rule, and its best-of-N variants with unanswered candidates skipped."""
     from geoprm.evaluation import accuracy_curve
 
     out: list[dict[str, Any]] = [{"split": name, "strategy": "greedy", "n": 1, "accuracy": greedy}]
-    by_how = {how: accuracy_curve(runs, ns, how=how) for how in ("mean", "min", "max")}
-    for i, n in enumerate(ns):
-        mean = by_how["mean"][i]
-        values: dict[str, float | None] = {
-            "sc": mean.self_consistency, "random": mean.policy, "bon_mean": mean.bon,
-            "bon_min": by_how["min"][i].bon, "bon_max": by_how["max"][i].bon, "refined_bon": mean.refined_bon,
-        }  # fmt: skip
+    answered: list[dict[str, Any]] = []
+
+    def add(rows: list[dict[str, Any]], n: int, values: dict[str, float | None]) -> None:
         for strategy, value in values.items():
             if value is not None:
-                out.append({"split": name, "strategy": strategy, "n": n, "accuracy": 100.0 * value})
-    return out
+                rows.append({"split": name, "strategy": strategy, "n": n, "accuracy": 100.0 * value})
+
+    hows = ("mean", "min", "max")
+    by_how = {how: accuracy_curve(runs, ns, how=how) for how in hows}
+    skipping = {how: accuracy_curve(runs, ns, how=how, skip_unanswered=True) for how in hows}
+    for i, n in enumerate(ns):
+        mean = by_how["mean"][i]
+        add(out, n, {
+            "sc": mean.self_consistency, "random": mean.policy, "bon_mean": mean.bon,
+            "bon_min": by_how["min"][i].bon, "bon_max": by_how["max"][i].bon, "refined_bon": mean.refined_bon,
+        })  # fmt: skip
+        add(answered, n, {
+            "bon_mean": skipping["mean"][i].bon, "bon_min": skipping["min"][i].bon,
+            "bon_max": skipping["max"][i].bon, "refined_bon": skipping["mean"][i].refined_bon,
+        })  # fmt: skip
+    return out, answered
 
 
 def _figured(ctx: StageContext, name: str) -> dict[str, FiguredProblem]:
@@ -175,7 +189,8 @@ def prm_summary(
         raise PipelineConfigError("evaluate: the program layout's curves need the prm section")
     ns = tuple(sorted(prm.ns or (prm.n,)))
     runs = [EvalProblem.model_validate_json(json.dumps(r["run"])) for r in rows]
-    entry: dict[str, Any] = {"problems": len(runs), "curves": _curves(name, runs, ns, greedy) if runs else []}
+    curves, answered = _curves(name, runs, ns, greedy) if runs else ([], [])
+    entry: dict[str, Any] = {"problems": len(runs), "curves": curves, "answered_curves": answered}
     figured = _figured(ctx, name)
     if not figured:
         return entry
