@@ -1,7 +1,8 @@
 """Dynamic rules: equations whose condition is read off the current linear system.
 
 They run when the nonlinear pass makes no progress: isosceles triangles (equal sides ↔ equal base
-angles), similar triangles by two equal angles, and inscribed angles on circles found from equal radii.
+angles) and trapezoids (equal legs), similar triangles by two equal angles or by an equal angle between
+proportional sides, cuts across parallels in one ratio, and the angles of circles found from equal radii.
 Their premises are the equations the system combined to establish the condition.
 """
 
@@ -9,13 +10,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import sympy
 
 from geosynth.calc._engine import Engine
+from geosynth.calc._figure import Figure
 from geosynth.calc._model import Polygon
-from geosynth.calc._rules import Derived, convex_polygons, meet, relations, transversal_angles
-from geosynth.engine import Parallel, Perpendicular, Shape
+from geosynth.calc._rules import (
+    Derived,
+    convex_polygons,
+    fact_text,
+    meet,
+    relations,
+    transversal_angles,
+)
+from geosynth.engine import Parallel, Perpendicular, Shape, Trapezoid
 
 _MAX_TRIANGLES = 60
 """Similarity is looked for among at most this many triangles (pairs grow quadratically)."""
@@ -83,6 +93,7 @@ def triangle_pairs(engine: Engine) -> Iterator[Derived]:
     triangles = fig.triangles()[:_MAX_TRIANGLES]
     parts = {t: _triangle_parts(engine, t) for t in triangles}
     mids: dict[frozenset[str], tuple[str, frozenset[int]]] | None = None
+    products = _product_equations(engine)
     for t1, t2 in itertools.combinations(triangles, 2):
         a1, s1 = parts[t1]
         for order in itertools.permutations(range(3)):
@@ -91,6 +102,16 @@ def triangle_pairs(engine: Engine) -> Iterator[Derived]:
             s2 = [parts[t2][1][i] for i in order]
             angles = [a1[i][0] == a2[i][0] for i in range(3)]
             sides = [s1[i][0] == s2[i][0] for i in range(3)]
+            if sum(angles) == 1 and not any(sides):
+                i = angles.index(True)
+                ratio = _sas_ratio(engine, t1, perm, i, products)
+                if ratio is not None:
+                    why = tuple(sorted(a1[i][1] | a2[i][1] | ratio))
+                    yield from _similar_angles(engine, t1, perm, why)
+                    if mids is None:
+                        mids = _midpoints(engine)
+                    yield from _proportional_sides(engine, t1, perm, why, mids)
+                continue
             if sum(angles) < 2 and sum(angles) + sum(sides) < 3:
                 continue
             right = [angles[i] and a1[i][0] == 90 for i in range(3)]
@@ -105,6 +126,56 @@ def triangle_pairs(engine: Engine) -> Iterator[Derived]:
                 if mids is None:
                     mids = _midpoints(engine)
                 yield from _proportional_sides(engine, t1, perm, premises, mids)
+
+
+def _product_equations(engine: Engine) -> dict[sympy.Expr, int]:
+    """Equations ``a·d = b·c`` among lengths (also written ``a/b = c/d``), by their expanded form."""
+    fig = engine.fig
+    found: dict[sympy.Expr, int] = {}
+    for record in engine.eqs:
+        if record.lhs is None or record.rhs is None:
+            continue
+        diff = record.lhs - record.rhs
+        symbols = diff.free_symbols
+        if len(symbols) != 4 or any(fig.kinds.get(cast(sympy.Symbol, s)) != "length" for s in symbols):
+            continue
+        numerator = sympy.expand(sympy.numer(sympy.together(diff)))
+        if len(sympy.Add.make_args(numerator)) == 2:
+            found.setdefault(numerator, record.id)
+            found.setdefault(-numerator, record.id)
+    return found
+
+
+def _sas_ratio(
+    engine: Engine, t1: tuple[str, ...], t2: tuple[str, ...], i: int, products: dict[sympy.Expr, int]
+) -> frozenset[int] | None:
+    """The equations showing the sides about vertex ``i`` proportional (``t1`` to ``t2``), or ``None``.
+
+    Either a given or derived ``a·d = b·c`` (``a/b = c/d``) states it, or the system's values make it hold.
+    """
+    fig = engine.fig
+    j, k = (i + 1) % 3, (i + 2) % 3
+    product = sympy.expand(
+        fig.length(t1[i], t1[j]) * fig.length(t2[i], t2[k])
+        - fig.length(t1[i], t1[k]) * fig.length(t2[i], t2[j])
+    )
+    if product in products:
+        return frozenset({products[product]})
+    reduced, sources = engine.substitute(product)
+    if sympy.expand(reduced) == 0:
+        return sources
+    return None
+
+
+def _similar_angles(
+    engine: Engine, t1: tuple[str, ...], t2: tuple[str, ...], why: tuple[int, ...]
+) -> Iterator[Derived]:
+    fig = engine.fig
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        yield Derived(
+            fig.angle(t1[j], t1[i], t1[k]), fig.angle(t2[j], t2[i], t2[k]), "similar triangles", why
+        )
 
 
 def _equal_parts(
@@ -252,6 +323,19 @@ def _power(engine: Engine, centre: str, on_circle: list[str]) -> Iterator[Derive
             yield Derived(fig.length(e, t), fig.length(e, u), "tangent segments")
 
 
+def arc(fig: Figure, centre: str, p: str, q: str, away: str) -> sympy.Expr:
+    """The measure of the arc ``p q`` that does not hold the circle point ``away`` (degrees).
+
+    It is the central angle when ``away`` and the centre are on the same side of the chord (the arc is the
+    minor one), ``360°`` less it when they are on opposite sides, ``180°`` on a diameter; the minor arc
+    when the diagram does not say.
+    """
+    if fig.collinear(p, centre, q):
+        return sympy.Integer(180)
+    central = fig.angle(p, centre, q)
+    return sympy.Integer(360) - central if fig.side(away, centre, p, q) is False else central
+
+
 def _chord_angles(engine: Engine, centre: str, on_circle: list[str]) -> Iterator[Derived]:
     """Angle of two chords (half the sum of the arcs) or two secants (half the difference)."""
     fig = engine.fig
@@ -262,18 +346,18 @@ def _chord_angles(engine: Engine, centre: str, on_circle: list[str]) -> Iterator
             inside = fig.is_between(a, e, b), fig.is_between(c, e, d)
             if all(inside):
                 for p, q, r, t in ((a, c, b, d), (a, d, b, c)):
-                    arcs = fig.angle(p, centre, q) + fig.angle(r, centre, t)
+                    arcs = arc(fig, centre, p, q, r) + arc(fig, centre, r, t, p)
                     yield Derived(fig.angle(p, e, q), arcs / 2, "chord angle")
             elif not any(inside):
                 near1, far1 = (a, b) if fig.is_between(e, a, b) else (b, a)
                 near2, far2 = (c, d) if fig.is_between(e, c, d) else (d, c)
-                arcs = fig.angle(far1, centre, far2) - fig.angle(near1, centre, near2)
+                arcs = arc(fig, centre, far1, far2, near1) - arc(fig, centre, near1, near2, far1)
                 yield Derived(fig.angle(near1, e, near2), arcs / 2, "secant angle")
         for t in _tangent_points(engine, centre, ring, e):
             for a, b in chords:
                 if fig.is_between(e, a, b) or fig.is_between(e, b, a):
                     near, far = (a, b) if fig.is_between(e, a, b) else (b, a)
-                    arcs = fig.angle(t, centre, far) - fig.angle(t, centre, near)
+                    arcs = arc(fig, centre, t, far, near) - arc(fig, centre, t, near, far)
                     yield Derived(fig.angle(t, e, near), arcs / 2, "tangent-secant angle")
 
 
@@ -329,6 +413,66 @@ def parallelograms(engine: Engine) -> Iterator[Derived]:
             yield Derived(fig.length(b, c), fig.length(d, a), "parallelogram", why)
 
 
+def _fraction_along(engine: Engine, a: str, m: str, b: str) -> tuple[sympy.Expr, frozenset[int]]:
+    """``am / ab`` for ``m`` between ``a`` and ``b``, from the system's reduced lengths."""
+    fig = engine.fig
+    near, s1 = engine.substitute(fig.length(a, m))
+    rest, s2 = engine.substitute(fig.length(m, b))
+    return sympy.cancel(near / (near + rest)), s1 | s2
+
+
+def parallel_cuts(engine: Engine) -> Iterator[Derived]:
+    """A segment across two parallels cutting both legs in one ratio: it is the weighted mean of the bases.
+
+    ``RS ∥ VT`` (R, S on one line, V, T on the other; S and T on one side of RV, R and V on one side of ST,
+    so the legs RV and ST do not cross), X on RV and Y on ST with ``RX : RV = SY : ST = t``: as vectors
+    ``XY = (1 − t)·RS + t·VT`` with RS and VT pointing the same way, so ``XY = (1 − t)·RS + t·VT`` (a
+    trapezoid's midsegment at ``t = ½``). When ``t`` is not a number it is written ``XY·RV = XV·RS + RX·VT``.
+    """
+    fig = engine.fig
+    for points, label in relations(fig, Parallel):
+        l1, l2 = fig.line_id(points[0], points[1]), fig.line_id(points[2], points[3])
+        on1, on2 = sorted(fig.on_line(l1) - fig.on_line(l2)), sorted(fig.on_line(l2) - fig.on_line(l1))
+        for (r, s), (v, t) in itertools.product(
+            itertools.combinations(on1, 2), itertools.permutations(on2, 2)
+        ):
+            if fig.side(s, t, r, v) is not True or fig.side(r, v, s, t) is not True:
+                continue
+            xs = [x for x in sorted(fig.on_line(fig.line_id(r, v))) if fig.is_between(r, x, v)]
+            ys = [y for y in sorted(fig.on_line(fig.line_id(s, t))) if fig.is_between(s, y, t)]
+            for x, y in itertools.product(xs, ys):
+                if x == y or not fig.drawn(x, y):
+                    continue
+                first, why1 = _fraction_along(engine, r, x, v)
+                second, why2 = _fraction_along(engine, s, y, t)
+                if sympy.cancel(first - second) != 0:
+                    continue
+                why = (engine.fact(label), *sorted(why1 | why2))
+                if first.is_number:
+                    mean = (1 - first) * fig.length(r, s) + first * fig.length(v, t)
+                    yield Derived(fig.length(x, y), mean, "parallel cut", why)
+                else:
+                    whole = fig.length(r, x) + fig.length(x, v)
+                    mean = fig.length(x, v) * fig.length(r, s) + fig.length(r, x) * fig.length(v, t)
+                    yield Derived(fig.length(x, y) * whole, mean, "parallel cut", why)
+
+
+def isosceles_trapezoids(engine: Engine) -> Iterator[Derived]:
+    """A trapezoid (exactly one pair of parallel sides) with equal legs: equal base angles and diagonals."""
+    fig = engine.fig
+    for cond in fig.problem.conditions:
+        if not isinstance(cond, Trapezoid):
+            continue
+        a, b, c, d = cond.points  # a b ∥ c d; the legs are d a and b c
+        legs = _equal(engine, fig.length(a, d), fig.length(b, c))
+        if legs is None:
+            continue
+        why = (engine.fact(fact_text(cond)), *sorted(legs))
+        yield Derived(fig.angle(d, a, b), fig.angle(a, b, c), "isosceles trapezoid", why)
+        yield Derived(fig.angle(a, d, c), fig.angle(b, c, d), "isosceles trapezoid", why)
+        yield Derived(fig.length(a, c), fig.length(b, d), "isosceles trapezoid", why)
+
+
 DYNAMIC_RULES: tuple[tuple[str, Callable[[Engine], Iterator[Derived]]], ...] = (
     ("isosceles triangle", isosceles),
     ("circle", circles),
@@ -336,6 +480,8 @@ DYNAMIC_RULES: tuple[tuple[str, Callable[[Engine], Iterator[Derived]]], ...] = (
     ("kite", kites),
     ("parallelogram", parallelograms),
     ("angle bisector", angle_bisectors),
+    ("parallel cut", parallel_cuts),
+    ("isosceles trapezoid", isosceles_trapezoids),
     ("triangle pairs", triangle_pairs),
 )
 """Rules run on the current system when nothing else progresses (name, generator)."""

@@ -318,6 +318,51 @@ class Engine:
                 if len(roots) == 1:
                     self.settle(other, roots[0], tuple(sorted({id1, id2} | s1 | s2)))
                     return True
+        return self._resultant_step()
+
+    def _resultant_step(self) -> bool:
+        """Two polynomial equations in the same two unknowns: eliminate one by their resultant.
+
+        A root of the resultant is kept only when some value of the eliminated unknown inside its range
+        satisfies both equations there, so no root comes from a complex or out-of-range partner.
+        """
+        for (id1, e1, s1), (id2, e2, s2) in itertools.combinations(self.pairs[:40], 2):
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                return False
+            if e1.free_symbols != e2.free_symbols:
+                continue
+            first, second = cast("list[sympy.Symbol]", sorted(e1.free_symbols, key=str))
+            n1, n2 = sympy.numer(sympy.together(e1)), sympy.numer(sympy.together(e2))
+            if not (n1.is_polynomial(first, second) and n2.is_polynomial(first, second)):
+                continue
+            for w, other in ((first, second), (second, first)):
+                single = sympy.expand(sympy.resultant(n1, n2, w))
+                if single.free_symbols != {other}:
+                    continue
+                low, high = self.interval(other)
+                candidates = real_roots(single, other, low, high)
+                if not 0 < len(candidates) <= _MAX_ROOTS:
+                    continue
+                roots = [
+                    r for r in candidates if self._valid(other, r) and self._partner(n1, n2, w, other, r)
+                ]
+                if len(roots) == 1:
+                    self.settle(other, roots[0], tuple(sorted({id1, id2} | s1 | s2)))
+                    return True
+        return False
+
+    def _partner(
+        self, n1: sympy.Expr, n2: sympy.Expr, w: sympy.Symbol, other: sympy.Symbol, root: float
+    ) -> bool:
+        """Whether ``n1 = n2 = 0`` at ``other = root`` for some ``w`` inside its range."""
+        low, high = self.interval(w)
+        at = sympy.Float(root, 30)
+        for value in real_roots(cast(sympy.Expr, n1.xreplace({other: at})), w, low, high):
+            point = {other: at, w: sympy.Float(value, 30)}
+            terms = [complex(cast(sympy.Expr, t.xreplace(point))) for t in sympy.Add.make_args(n2)]
+            scale = max(1.0, *(abs(t) for t in terms))
+            if abs(sum(terms)) <= 1e-7 * scale and self._valid(w, value):
+                return True
         return False
 
     def guess(self) -> bool:

@@ -7,17 +7,21 @@ once. Angles are symbols in degrees; a premise is a given relation's text (a fac
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import sympy
 
 from geosynth.calc._figure import Figure, relation_points
-from geosynth.calc._model import Centroid, Incenter, Polygon, SimilarPolygons
+from geosynth.calc._model import Centroid, Equation, Incenter, Op, Polygon, SimilarPolygons, Var
 from geosynth.engine import (
+    Angle,
+    Area,
     CongruentTriangles,
     EqualLength,
     Kite,
+    Length,
     Midpoint,
     Parallel,
     Parallelogram,
@@ -302,7 +306,7 @@ def parallel_zigzag(fig: Figure) -> Iterator[Derived]:
                         yield Derived(whole, parts, "parallel lines", (label,))
 
 
-_MAX_SIDES = 6
+_MAX_SIDES = 8
 """Convex polygons of drawn segments are looked for up to this many sides."""
 
 
@@ -357,6 +361,78 @@ def polygon_angle_sums(fig: Figure) -> Iterator[Derived]:
         yield Derived(total, sympy.Integer(180 * (n - 2)), "polygon angle sum")
 
 
+_ANGLE_NAME = re.compile(r"^angle_([A-Z][A-Za-z0-9']*)$")
+"""A variable named after a vertex (``angle_H``): the measure of the angle at that point, in radians."""
+
+
+def _expr_nodes(node: object) -> Iterator[object]:
+    yield node
+    if isinstance(node, Op):
+        for arg in node.args:
+            yield from _expr_nodes(arg)
+
+
+def _bound_vars(fig: Figure) -> set[str]:
+    """Variables that a given equation already ties to a quantity of the figure."""
+    bound: set[str] = set()
+    for cond in fig.problem.conditions:
+        if isinstance(cond, Equation):
+            nodes = list(_expr_nodes(cond.expr))
+            if any(isinstance(n, Length | Angle | Area) for n in nodes):
+                bound.update(n.name for n in nodes if isinstance(n, Var))
+    return bound
+
+
+def _opposite_rays(fig: Figure, v: str, r1: str, r2: str) -> bool:
+    return r1 != r2 and fig.collinear(r1, v, r2) and not fig.same_ray(v, r1, r2)
+
+
+def _vertical(fig: Figure, v: str, first: tuple[str, str], second: tuple[str, str]) -> bool:
+    """Whether two angles at ``v`` (ray pairs) are the same angle or vertical angles."""
+    if set(first) == set(second):
+        return True
+    (a, b), (c, d) = first, second
+    return (_opposite_rays(fig, v, a, c) and _opposite_rays(fig, v, b, d)) or (
+        _opposite_rays(fig, v, a, d) and _opposite_rays(fig, v, b, c)
+    )
+
+
+def angle_at(fig: Figure, v: str) -> tuple[str, str, str] | None:
+    """The angle "at ``v``" when the figure makes it unambiguous, as points ``(a, v, c)``.
+
+    That is the only angle between two rays from ``v`` when just two rays leave it (not a straight line);
+    otherwise the angle of every triangle of drawn segments with a vertex at ``v``, when those angles are
+    all one angle or its vertical angle (two lines crossing at ``v``).
+    """
+    rays = fig.rays_at(v)
+    pairs = [(a, b) for a, b in itertools.combinations(rays, 2) if not fig.collinear(a, v, b)]
+    if len(rays) == 2 and len(pairs) == 1:
+        return pairs[0][0], v, pairs[0][1]
+    found: list[tuple[str, str]] = []
+    for tri in fig.triangles():
+        if v in tri:
+            b, c = (p for p in tri if p != v)
+            found.append((fig.ray(v, b), fig.ray(v, c)))
+    if not found or any(not _vertical(fig, v, found[0], other) for other in found[1:]):
+        return None
+    return found[0][0], v, found[0][1]
+
+
+def angle_names(fig: Figure) -> Iterator[Derived]:
+    """``angle_H`` (a variable no given ties to the figure) is the angle at ``H``, in radians."""
+    points = {p for s in fig.segments for p in s}
+    bound = _bound_vars(fig)
+    nodes = [n for c in fig.problem.conditions if isinstance(c, Equation) for n in _expr_nodes(c.expr)]
+    names = {n.name for n in (*nodes, *_expr_nodes(fig.problem.goal)) if isinstance(n, Var)}
+    for name in sorted(names - bound):
+        match = _ANGLE_NAME.match(name)
+        if match is None or match.group(1) not in points:
+            continue
+        found = angle_at(fig, match.group(1))
+        if found is not None:
+            yield Derived(fig.var(name), fig.angle(*found) * _DEG, "angle name")
+
+
 STATIC_RULES: tuple[tuple[str, Callable[[Figure], Iterator[Derived]]], ...] = (
     ("angles at a vertex", angles_at_vertices),
     ("segment addition", segment_addition),
@@ -368,6 +444,7 @@ STATIC_RULES: tuple[tuple[str, Callable[[Figure], Iterator[Derived]]], ...] = (
     ("parallel zigzag", parallel_zigzag),
     ("triangle laws", triangle_laws),
     ("triangle area", triangle_areas),
+    ("angle name", angle_names),
 )
 """The figure rules (name, generator); the shape and correspondence rules live in ``_shape_rules``."""
 

@@ -108,6 +108,8 @@ def solve_calc(problem: CalcProblem, time_limit: float | None = None) -> CalcSol
     value, sources = found
     if isinstance(problem.goal, Length | Area) and value <= 1e-9:
         return CalcSolution(answer=None)  # contradictory givens collapsed a length
+    if isinstance(problem.goal, Angle) and not -1e-9 <= value <= 180 + 1e-9:
+        return CalcSolution(answer=None)  # contradictory givens (or figure) put an angle beyond 180°
     statement = f"{format_expr(goal)} = {_number(value)}"
     names = tuple(sorted(str(s) for s in goal.free_symbols))
     return CalcSolution(answer=value, steps=_trace(engine, sources, statement, value, names))
