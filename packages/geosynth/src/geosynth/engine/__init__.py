@@ -43,7 +43,14 @@ from geosynth.engine.deduction.deductive import (
     deduce,
     load_givens,
 )
-from geosynth.engine.deduction.rules import Rule, load_rules, parse_rule, parse_rules
+from geosynth.engine.deduction.rules import (
+    Rule,
+    engine_rules,
+    load_rules,
+    parse_named_rules,
+    parse_rule,
+    parse_rules,
+)
 from geosynth.engine.diagram.angles import equation_holds, quantity_value, undirected_equation
 from geosynth.engine.diagram.diagrammatic import diagrammatic_relations
 from geosynth.engine.diagram.numeric import holds
@@ -247,6 +254,7 @@ __all__ = (
     "deduce",
     "default_definitions",
     "diagrammatic_relations",
+    "engine_rules",
     "equation_holds",
     "extend_diagram",
     "factor",
@@ -266,6 +274,7 @@ __all__ = (
     "parse_definition",
     "parse_definitions",
     "parse_goal",
+    "parse_named_rules",
     "parse_problem",
     "parse_rule",
     "parse_rules",

@@ -13,6 +13,10 @@ along a line) are read off the diagram, and the conclusion still passes the nume
 - ``r42`` (converse of the trapezoid midline): ``a b`` parallel to ``c d``, ``m`` on ``a d``, ``n`` on
   ``b c``, ``ma / md = nb / nc`` with ``m`` and ``n`` in the same position relative to their segments:
   ``m n`` is parallel to ``a b``.
+- ``e10`` (converse of the power of a point, ``rules/engine_rules.txt``): ``p`` on the line of a chord
+  ``x y`` and ``q`` on the line of a chord ``u v`` of one circle with centre ``o``, ``px * py = qu * qv``,
+  each inside its chord or each outside it: ``o p = o q``. The signed product ``px * py`` (vectors) is
+  ``op^2 - r^2``; the side condition makes the unsigned products signed alike.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ import itertools
 from fractions import Fraction
 
 from geosynth.engine.algebra.chasing import AngleSystem, Finding, RatioSystem, bisector_rows, is_bisector
-from geosynth.engine.algebra.elimination import Expr, Reduced, add_scaled
+from geosynth.engine.algebra.elimination import Expr, LinearSystem, Reduced, add_scaled
 from geosynth.engine.algebra.transversals import lines_by_direction, points_on_lines
 from geosynth.engine.geometry.geometry import Vec
-from geosynth.engine.language.relations import Collinear, EqualLineAngles, Parallel, Relation
+from geosynth.engine.language.relations import Collinear, EqualLength, EqualLineAngles, Parallel, Relation
 from geosynth.engine.store.factstore import FactStore
 
 CONVERSE_THALES = "r28"
@@ -33,6 +37,8 @@ RATIO_BISECTOR = "r12"
 """The rule name of angle bisectors from side ratios (``rules.txt`` r12)."""
 TRAPEZOID_MIDLINE = "r42"
 """The rule name of the converse trapezoid midline (``rules.txt`` r42)."""
+POWER_OF_A_POINT = "e10"
+"""The rule name of equal distances from a centre by equal powers (``rules/engine_rules.txt`` e10)."""
 MAX_POINTS = 30
 """Problems with more points skip these searches."""
 
@@ -142,11 +148,43 @@ class _Search:
                     ]
                     self._emit(Parallel.of(m, n, a, b), TRAPEZOID_MIDLINE, reduced, facts, extra)
 
+    def powers(self, facts: list[Relation]) -> None:
+        """``e10``: points of equal power with respect to a circle are equally far from its centre."""
+        store, system = self.store, self.ratios.system
+        for o in store.points:
+            rings: dict[int, list[str]] = {}
+            for x in store.points:
+                if x != o:
+                    rings.setdefault(store.length_of(o, x), []).append(x)
+            for ring in rings.values():
+                if len(ring) >= 2:
+                    self._equal_powers(o, ring, system, facts)
+
+    def _equal_powers(self, o: str, ring: list[str], system: LinearSystem, facts: list[Relation]) -> None:
+        store, ratios = self.store, self.ratios
+        first: dict[tuple[object, ...], tuple[str, str, str, Reduced]] = {}
+        for x, y in itertools.combinations(ring, 2):
+            for p in self.on[store.line_of(x, y)]:
+                if p in (x, y, o):
+                    continue
+                power: Expr = {ratios.seg(p, x): Fraction(1), ratios.seg(p, y): Fraction(1)}
+                reduced = system.reduce(power)
+                inside = not _same_ray(self.coords, p, x, y)
+                key = (inside, *sorted(reduced.expr.items(), key=lambda t: repr(t[0])))
+                earlier = first.setdefault(key, (p, x, y, reduced))
+                q, u, v, other = earlier
+                if q == p or store.length_of(o, p) == store.length_of(o, q):
+                    continue
+                extra: list[Relation] = [EqualLength.of(o, x, o, w) for w in sorted({y, u, v} - {x})]
+                extra += [Collinear.of(p, x, y), Collinear.of(q, u, v)]
+                both = Reduced({}, reduced.sources | other.sources)
+                self._emit(EqualLength.of(o, p, o, q), POWER_OF_A_POINT, both, facts, extra)
+
 
 def proportion_findings(
     store: FactStore, angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec], facts: list[Relation]
 ) -> list[Finding]:
-    """Parallels and angle bisectors that ratio premises imply (rules r28, r12, r42).
+    """Parallels, angle bisectors and equal distances that ratio premises imply (rules r28, r12, r42, e10).
 
     Args:
         store: The fact store (line and direction classes; instances it already holds are skipped).
@@ -164,4 +202,5 @@ def proportion_findings(
     search.thales(facts)
     search.bisectors(facts)
     search.midlines(facts)
+    search.powers(facts)
     return search.found

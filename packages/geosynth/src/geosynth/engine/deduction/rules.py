@@ -77,11 +77,39 @@ def parse_rules(text: str) -> tuple[Rule, ...]:
     return tuple(parse_rule(line, f"r{i:02d}") for i, line in enumerate(lines, start=1))
 
 
+def parse_named_rules(text: str) -> tuple[Rule, ...]:
+    """Parse rules written ``NAME: premise, ... => conclusion, ...``, one a line (``#`` lines are comments).
+
+    Raises:
+        DefinitionError: A line without a name, a name used twice, or a rule :func:`parse_rule` refuses.
+    """
+    rules: list[Rule] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, colon, body = line.partition(":")
+        if not colon or not name.strip() or " " in name.strip():
+            raise DefinitionError("expected 'NAME: premises => conclusions'", source=line)
+        if any(rule.name == name.strip() for rule in rules):
+            raise DefinitionError(f"rule name {name.strip()!r} used twice", source=line)
+        rules.append(parse_rule(body.strip(), name.strip()))
+    return tuple(rules)
+
+
 def load_rules(path: Path | None = None) -> tuple[Rule, ...]:
     """Load rules from a file, or the bundled ``rules.txt`` when ``path`` is ``None``."""
     if path is None:
         return _bundled()
     return parse_rules(path.read_text(encoding="utf-8"))
+
+
+@cache
+def engine_rules() -> tuple[Rule, ...]:
+    """The rules the engine adds to AlphaGeometry's (``rules/engine_rules.txt``, named ``e01``...)."""
+    return parse_named_rules(
+        resources.files("geosynth.engine").joinpath("rules", "engine_rules.txt").read_text(encoding="utf-8")
+    )
 
 
 @cache

@@ -8,12 +8,13 @@ each step by the checker its rule names (a table, :data:`CHECKERS`):
 
 - ``given``: the fact is one of the problem's construction facts;
 - ``diagram``: a diagrammatic relation (not collinear, sides...) that holds on the replay diagram;
-- a rule of ``rules.txt`` (``r07``...): a fact store holding only the premises, the rule alone fired
-  on it, its diagrammatic side conditions among the premises and true on the diagram; the step's fact
-  must be one of the instances' conclusions;
+- a rule of ``rules.txt`` (``r07``...) or of the engine's own ``engine_rules.txt`` (``e01``...): a
+  fact store holding only the premises, the rule alone fired on it, its diagrammatic side conditions
+  among the premises and true on the diagram; the step's fact must be one of the instances' conclusions;
 - ``angle chasing``/``ratio chasing``: the angle and ratio systems built from the premises alone imply
   the fact; other algebraic rules (``similar triangles (ratios)``, ``length chasing``, the ratio-premise
-  rules of ``rules.txt`` that do not compile): the algebra's finders, run on the premises, find it;
+  rules of ``rules.txt`` and ``engine_rules.txt`` that do not compile): the algebra's finders, run on
+  the premises, find it;
 - ``same line or circle``: a store holding the premises implies it (merged lines or circles);
 - ``same segment``: a length equal to itself.
 
@@ -40,7 +41,7 @@ from geosynth.engine.algebra.chasing import (
 from geosynth.engine.algebra.findings import algebra_findings
 from geosynth.engine.algebra.triangles import SIMILARITY_RULE
 from geosynth.engine.deduction.deductive import DEFINITION_RULES, KINDS, compile_rule
-from geosynth.engine.deduction.rules import Rule, load_rules
+from geosynth.engine.deduction.rules import Rule, engine_rules, load_rules
 from geosynth.engine.diagram.numeric import holds
 from geosynth.engine.diagram.realise import compile_problem, realise
 from geosynth.engine.geometry.geometry import Vec
@@ -244,8 +245,8 @@ def _chasing(rule: str, fact: Relation, premises: tuple[Relation, ...], ctx: Ste
 
 @lru_cache(maxsize=1)
 def rule_table() -> dict[str, Rule]:
-    """Every rule a step may name: ``rules.txt`` and the definitional rules."""
-    return {rule.name: rule for rule in (*load_rules(), *DEFINITION_RULES)}
+    """Every rule a step may name: ``rules.txt``, the engine's own rules and the definitional rules."""
+    return {rule.name: rule for rule in (*load_rules(), *engine_rules(), *DEFINITION_RULES)}
 
 
 def _orient_like(conclusion: Relation, fact: Relation) -> Relation:
@@ -302,7 +303,7 @@ CHECKERS: dict[str, Checker] = {
     SAME_CLASSES: _same_classes,
     **dict.fromkeys(ALGEBRA_RULES, _chasing),
 }
-"""Rule name -> checker; any other name is looked up in :func:`rule_table` (a rule of ``rules.txt``)."""
+"""Rule name -> checker; any other name is looked up in :func:`rule_table` (``rules.txt``, the engine's rules)."""
 
 
 def _read_fact(text: str) -> Relation:
