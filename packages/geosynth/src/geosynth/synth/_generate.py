@@ -59,13 +59,25 @@ def _deadline(seconds: float | None) -> Generator[None]:
         yield
         return
 
+    rang = False
+
     def _ring(signum: int, frame: object) -> None:
+        nonlocal rang
+        rang = True
         raise _Overtime
 
     previous = signal.signal(signal.SIGALRM, _ring)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    except _Overtime:
+        raise
+    except Exception as exc:
+        # The alarm rang inside a callback that swallowed it (SQLite reports a progress handler's
+        # exception only as "interrupted"): whatever escaped is the alarm's doing.
+        if rang:
+            raise _Overtime from exc
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
