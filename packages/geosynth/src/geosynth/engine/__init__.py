@@ -45,6 +45,7 @@ from geosynth.engine.deduction.deductive import (
 )
 from geosynth.engine.deduction.rules import (
     Rule,
+    default_rules,
     engine_rules,
     load_rules,
     parse_named_rules,
@@ -253,6 +254,7 @@ __all__ = (
     "compile_rule",
     "deduce",
     "default_definitions",
+    "default_rules",
     "diagrammatic_relations",
     "engine_rules",
     "equation_holds",

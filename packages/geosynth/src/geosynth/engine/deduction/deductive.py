@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from geosynth.engine.algebra.chasing import triangle_angle_forms
 from geosynth.engine.algebra.findings import algebra_findings
-from geosynth.engine.deduction.rules import Rule, engine_rules, load_rules, parse_rule
+from geosynth.engine.deduction.rules import Rule, default_rules, parse_rule
 from geosynth.engine.diagram.numeric import holds
 from geosynth.engine.diagram.realise import Diagram, compile_problem
 from geosynth.engine.geometry.geometry import Vec
@@ -518,8 +518,8 @@ def deduce(
     Args:
         problem: The problem (its constructions give the initial facts).
         diagram: A realised diagram of it (diagrammatic side conditions and the numeric gate).
-        rules: The rules; when ``None``, the bundled ``rules.txt`` and the engine's own rules
-            (:func:`~geosynth.engine.deduction.rules.engine_rules`). :data:`DEFINITION_RULES` always apply.
+        rules: The rules; when ``None``, :func:`~geosynth.engine.deduction.rules.default_rules` (the
+            bundled ``rules.txt`` and the engine's own rules). :data:`DEFINITION_RULES` always apply.
         max_rounds: Cap on passes over the rule set.
         algebra: Whether to run the algebraic system (``False``: the compiled rules alone).
         time_limit: Seconds after which deduction stops (``None``: no limit), counted from the call.
@@ -537,7 +537,7 @@ def deduce(
     givens = load_givens(store, problem)
     # No ANALYZE here: statistics of the givens-only tables mislead the planner once they grow (measured:
     # bench_store's 20-point problem gains 2x, but JGEX wang3 goes from 2.8 s solved to over 60 s unsolved).
-    chosen = (load_rules() + engine_rules() if rules is None else rules) + DEFINITION_RULES
+    chosen = (default_rules() if rules is None else rules) + DEFINITION_RULES
     compiled = [c for r in chosen if (c := compile_rule(r)) is not None]
     derivations: list[Derivation] = []
     numeric = _Numeric(diagram)

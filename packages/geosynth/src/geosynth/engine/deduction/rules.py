@@ -107,13 +107,18 @@ def load_rules(path: Path | None = None) -> tuple[Rule, ...]:
 @cache
 def engine_rules() -> tuple[Rule, ...]:
     """The rules the engine adds to AlphaGeometry's (``rules/engine_rules.txt``, named ``e01``...)."""
-    return parse_named_rules(
-        resources.files("geosynth.engine").joinpath("rules", "engine_rules.txt").read_text(encoding="utf-8")
-    )
+    return parse_named_rules(_bundled_text("engine_rules.txt"))
+
+
+def default_rules() -> tuple[Rule, ...]:
+    """The rules deduction runs when given none: ``rules.txt``, then :func:`engine_rules`."""
+    return load_rules() + engine_rules()
+
+
+def _bundled_text(name: str) -> str:
+    return resources.files("geosynth.engine").joinpath("rules", name).read_text(encoding="utf-8")
 
 
 @cache
 def _bundled() -> tuple[Rule, ...]:
-    return parse_rules(
-        resources.files("geosynth.engine").joinpath("rules", "rules.txt").read_text(encoding="utf-8")
-    )
+    return parse_rules(_bundled_text("rules.txt"))

@@ -41,7 +41,7 @@ from geosynth.engine.algebra.chasing import (
 from geosynth.engine.algebra.findings import algebra_findings
 from geosynth.engine.algebra.triangles import SIMILARITY_RULE
 from geosynth.engine.deduction.deductive import DEFINITION_RULES, KINDS, compile_rule
-from geosynth.engine.deduction.rules import Rule, engine_rules, load_rules
+from geosynth.engine.deduction.rules import Rule, default_rules
 from geosynth.engine.diagram.numeric import holds
 from geosynth.engine.diagram.realise import compile_problem, realise
 from geosynth.engine.geometry.geometry import Vec
@@ -246,7 +246,7 @@ def _chasing(rule: str, fact: Relation, premises: tuple[Relation, ...], ctx: Ste
 @lru_cache(maxsize=1)
 def rule_table() -> dict[str, Rule]:
     """Every rule a step may name: ``rules.txt``, the engine's own rules and the definitional rules."""
-    return {rule.name: rule for rule in (*load_rules(), *engine_rules(), *DEFINITION_RULES)}
+    return {rule.name: rule for rule in (*default_rules(), *DEFINITION_RULES)}
 
 
 def _orient_like(conclusion: Relation, fact: Relation) -> Relation:
