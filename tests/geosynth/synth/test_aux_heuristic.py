@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from geosynth import ProblemSyntaxError, parse_problem, realise, replay
-from geosynth.synth import HeuristicConfig, heuristic_aux_search, ranked_candidates, solve_with_aux
+from geosynth.synth import (
+    HeuristicConfig,
+    Share,
+    heuristic_aux_search,
+    ranked_candidates,
+    solve_all_with_aux,
+    solve_with_aux,
+)
 from geosynth.synth._aux_heuristic import FAMILIES, Figure, propose, score_point
 
 # JGEX-AG-231 "complete_007_7_Book_LLL_L058-9": plain deduction fails; the foot of the perpendicular from
@@ -80,3 +87,25 @@ def test_a_problem_without_a_goal_is_refused() -> None:
         heuristic_aux_search(parse_problem("a b c = triangle a b c"), 5)
     with pytest.raises(ValueError, match="depth"):
         HeuristicConfig(depth=4)
+
+
+def test_the_parts_of_a_shared_search_deal_every_candidate_once() -> None:
+    parts = [Share(index=k, parts=3) for k in range(3)]
+    assert all(sum(part.mine(position) for part in parts) == 1 for position in range(50))
+    assert [p for p in range(7) if parts[1].mine(p)] == [1, 4]
+    with pytest.raises(ValueError, match="does not exist"):
+        Share(index=2, parts=2)
+
+
+def test_a_search_shared_over_two_workers_finds_a_proof_that_replays() -> None:
+    # part 0 of 2 is dealt the best-ranked candidate (the foot), so it finds the whole search's proof
+    problem = parse_problem(L058_9, "L058-9")
+    first = heuristic_aux_search(problem, 30, share=Share(index=0, parts=2))
+    assert first.solved and first.constructions == ("f = foot f d a e",)
+    problems = [parse_problem(MIDLINE, "midline"), problem]
+    midline, shared = solve_all_with_aux(problems, 30, timeout=30, jobs=2)
+    assert midline.solved and midline.aux == ()
+    assert shared.name == "L058-9" and shared.solved and shared.aux and shared.proof is not None
+    assert shared.proof.problem.endswith(f"; {'; '.join(shared.aux)} ? cong c d c e")
+    report = replay(shared.proof)
+    assert report.ok, report.failed

@@ -88,7 +88,14 @@ def solve(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds per problem (hard limit).")
     ] = 60.0,
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Problems solved in parallel.")] = 1,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            min=1,
+            help="Worker processes: problems solved in parallel; with --aux, also the parts of one problem's search.",
+        ),
+    ] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the diagram realiser.")] = 0,
     proofs: Annotated[
         Path | None,

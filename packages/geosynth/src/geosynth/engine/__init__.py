@@ -145,7 +145,7 @@ from geosynth.engine.proofs.replay import (
 )
 from geosynth.engine.proofs.support import METHODS, Method, Support, minimal_support
 from geosynth.engine.ray import import_ray, join_or_start
-from geosynth.engine.solver import SolveResult, run_isolated, solve, solve_all
+from geosynth.engine.solver import SolveResult, race_isolated, run_isolated, solve, solve_all
 from geosynth.engine.store.factstore import FactStore, UnionFind
 from geosynth.engine.workers import worker_context
 from geosynth.errors import (
@@ -283,6 +283,7 @@ __all__ = (
     "proof_data",
     "proof_steps",
     "quantity_value",
+    "race_isolated",
     "read_problem_lines",
     "realise",
     "relation_text",

@@ -26,7 +26,7 @@ from geosynth.engine.proofs.support import Method
 from geosynth.engine.workers import worker_context
 from geosynth.errors import GeoSynthError
 
-__all__ = ("SolveResult", "run_isolated", "solve", "solve_all")
+__all__ = ("SolveResult", "race_isolated", "run_isolated", "solve", "solve_all")
 
 
 class SolveResult(BaseModel):
@@ -136,6 +136,48 @@ def run_isolated(
         while emitted in done:
             yield done.pop(emitted)
             emitted += 1
+
+
+def race_isolated(items: Sequence[T], name: str, work: Work[T], timeout: float) -> SolveResult:
+    """Run ``work`` on every item at once, each in its own process; the first solved result wins.
+
+    The items are parts of one problem's work (the shards of a search). When one sends a solved result
+    the others are killed and that result is returned; when none does, the result of the last to end
+    (a failure or timeout result as in :func:`run_isolated`, named ``name``), with ``timed_out`` set when
+    any part was stopped at ``timeout``. Each part gets 90 % of the limit as its own soft limit.
+    """
+    context = worker_context()
+    running: list[tuple[BaseProcess, Connection, float]] = []
+    for item in items:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=work, args=(item, timeout * 0.9, send))
+        process.start()
+        send.close()
+        running.append((process, receive, time.perf_counter()))
+    last: SolveResult | None = None
+    timed_out = False
+    try:
+        while running:
+            for entry in list(running):
+                process, receive, began = entry
+                result = _poll(name, process, receive, began, timeout)
+                if result is None:
+                    continue
+                process.join()
+                receive.close()
+                running.remove(entry)
+                if result.solved:
+                    return result
+                timed_out = timed_out or result.timed_out
+                last = result
+    finally:
+        for process, receive, _ in running:
+            process.kill()
+            process.join()
+            receive.close()
+    if last is None:
+        return SolveResult(name=name, solved=False, seconds=0.0, steps=0, error="nothing to run")
+    return last.model_copy(update={"timed_out": timed_out}) if timed_out else last
 
 
 def _poll(

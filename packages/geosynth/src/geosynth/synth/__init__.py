@@ -31,6 +31,7 @@ from geosynth.synth._aux import (
 )
 from geosynth.synth._aux_heuristic import (
     HeuristicConfig,
+    Share,
     heuristic_aux_search,
     ranked_candidates,
     solve_all_with_aux,
@@ -120,6 +121,7 @@ __all__ = (
     "PointRecord",
     "RealisedFigure",
     "RuleSpec",
+    "Share",
     "StepLabel",
     "StepLabelError",
     "StepLabels",

@@ -11,8 +11,10 @@ so with the goal's points counts more. :func:`heuristic_aux_search` checks the r
 the engine (one at a time by default, or several on one diagram), then two constructions deep, then
 random construction sequences, within one time budget; every proof it returns has been replayed step
 by step.
-:func:`solve_all_with_aux` is what ``geo engine solve --aux SECONDS`` runs: plain deduction first, the
-search only where it fails, each problem in a worker process with a hard time limit.
+:func:`solve_all_with_aux` is what ``geo engine solve --aux SECONDS`` runs: plain deduction first (the
+problems in parallel), then the search only where it fails, one problem at a time with its budget
+shared over the cores: each worker process searches one share of the candidates (:class:`Share`), and
+the first proof found stops the others.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geosynth.engine import (
     CircleThrough,
@@ -49,10 +51,11 @@ from geosynth.engine import (
     parse_clause,
     proof_data,
     proof_steps,
+    race_isolated,
     realise,
     replay,
-    run_isolated,
     solve,
+    solve_all,
 )
 from geosynth.errors import GeoSynthError, ProblemSyntaxError
 from geosynth.synth._aux import _ENUMERATORS, clause_inputs, new_point_names, with_auxiliary
@@ -110,7 +113,8 @@ class HeuristicConfig(BaseModel):
     """Constructions deep: 1 checks single candidates; 2 also candidates built on one of the best
     candidates' points; 3 also a second such step."""
     parents: Annotated[int, Field(ge=1)] = 6
-    """Best single candidates expanded one level deeper."""
+    """Best single candidates expanded one level deeper (by each worker when several share the search:
+    the best ``parents`` times ``parts`` are dealt out)."""
     max_candidates: Annotated[int, Field(ge=1)] = 4000
     """Candidates placed and scored per diagram, at most (goal points first)."""
     ranked_share: Annotated[float, Field(gt=0, le=1)] = 0.6
@@ -124,6 +128,35 @@ class HeuristicConfig(BaseModel):
     at least three seconds."""
     support: bool = True
     """Minimise chased steps' premises (L0) when tracing a found proof."""
+
+
+class Share(BaseModel):
+    """Which part of one problem's search a worker takes: ``index`` of ``parts``.
+
+    The ranked candidates are dealt out in turn (part ``k`` checks the groups ``k``, ``k + parts``, ...),
+    so every part starts with some of the best-ranked ones; so are the parents expanded one level
+    deeper; each part draws its own random sequences. One part of one is the whole search.
+    """
+
+    model_config = _FROZEN
+    index: Annotated[int, Field(ge=0)] = 0
+    """This worker's part, from 0."""
+    parts: Annotated[int, Field(ge=1)] = 1
+    """Parts the search is split into (the worker processes)."""
+
+    @model_validator(mode="after")
+    def _exists(self) -> Share:
+        if self.index >= self.parts:
+            raise ValueError(f"part {self.index} of {self.parts} does not exist (parts count from 0)")
+        return self
+
+    def mine(self, position: int) -> bool:
+        """Whether the item at ``position`` of a dealt list is this part's."""
+        return position % self.parts == self.index
+
+
+WHOLE = Share()
+"""The whole search in one worker."""
 
 
 @dataclass(frozen=True)
@@ -673,6 +706,7 @@ def heuristic_aux_search(
     config: HeuristicConfig | None = None,
     diagram: Diagram | None = None,
     plain_seconds: float | None = None,
+    share: Share = WHOLE,
 ) -> AuxSearchResult:
     """Search auxiliary constructions without a model: ranked figure candidates, deeper ones, random ones.
 
@@ -702,6 +736,8 @@ def heuristic_aux_search(
         diagram: The problem's diagram (goal checked), when the caller has realised it already.
         plain_seconds: Seconds the plain deduction took when the caller ran it (then the root is not
             checked again); sets the default time per check.
+        share: The part of the search this call makes when several processes share the budget
+            (:class:`Share`; the root is checked by part 0 only); the whole search by default.
 
     Returns:
         The outcome: ``constructions`` (empty when the problem was proved as given), ``proof``,
@@ -719,14 +755,14 @@ def heuristic_aux_search(
     root = realise(problem, np.random.default_rng(seed), check_goal=True) if diagram is None else diagram
     limit = cfg.node_time_limit
     state = _State(problem, root, start + budget, limit if limit is not None else budget, cfg.support)
-    if plain_seconds is None:
+    if plain_seconds is None and share.index == 0:
         began = time.perf_counter()
         if _check(state, [], root, "as given"):
             return _result(state, start)
         plain_seconds = time.perf_counter() - began
     if limit is None:
-        state.node_limit = max(3.0, 1.5 * plain_seconds + 1.0)
-    _search(state, problem, root, cfg, seed, start, budget)
+        state.node_limit = max(3.0, 1.5 * (plain_seconds or 0.0) + 1.0)
+    _search(state, problem, root, cfg, seed, start, budget, share)
     return _result(state, start)
 
 
@@ -738,23 +774,25 @@ def _search(
     seed: int,
     start: float,
     budget: float,
+    share: Share,
 ) -> bool:
     ranked_end = start + cfg.ranked_share * budget
     deep_end = start + cfg.deep_share * budget
     ranked = ranked_candidates(problem, root, max_candidates=cfg.max_candidates, seed=seed)
     state.placed += len(ranked)
-    for items in _chunks(ranked, cfg.group):
+    for position, items in enumerate(_chunks(ranked, cfg.group)):
         if time.perf_counter() > ranked_end or state.left() <= 0:
             break
-        if _batch(state, problem, root, [], items, "ranked"):
+        if share.mine(position) and _batch(state, problem, root, [], items, "ranked"):
             return True
     if cfg.depth >= 2:
-        for parent in ranked[: cfg.parents]:
+        parents = ranked[: cfg.parents * share.parts]
+        for position, parent in enumerate(parents):
             if time.perf_counter() > deep_end or state.left() <= 0:
                 break
-            if _below(state, problem, root, [], parent, cfg, seed, deep_end, 2):
+            if share.mine(position) and _below(state, problem, root, [], parent, cfg, seed, deep_end, 2):
                 return True
-    return _random(state, problem, root, cfg, seed)
+    return _random(state, problem, root, cfg, seed, share)
 
 
 def _below(
@@ -790,8 +828,12 @@ def _below(
     return False
 
 
-def _random(state: _State, problem: Problem, root: Diagram, cfg: HeuristicConfig, seed: int) -> bool:
-    rng = random.Random(f"aux-heuristic:{seed}:{problem.name}")
+def _random(
+    state: _State, problem: Problem, root: Diagram, cfg: HeuristicConfig, seed: int, share: Share
+) -> bool:
+    # Each part of a shared search draws its own stream; a whole search keeps the historical one.
+    tag = f":{share.index}" if share.parts > 1 else ""
+    rng = random.Random(f"aux-heuristic:{seed}:{problem.name}{tag}")
     np_rng = np.random.default_rng(rng.getrandbits(63))
     while state.left() > 0.05:
         grown, diagram = problem, root
@@ -845,26 +887,44 @@ def solve_with_aux(
 ) -> SolveResult:
     """Solve a problem as given; when that fails, spend up to ``aux`` seconds of auxiliary search.
 
-    The result is the engine's :class:`~geosynth.engine.SolveResult` with ``aux`` set: the clauses
-    added (full form), empty when none were needed or none was found. A solved result's proof is the
-    proof of the problem with those clauses (replayed when clauses were added).
+    Everything runs in this process (:func:`solve_all_with_aux` shares the search over processes). The
+    result is the engine's :class:`~geosynth.engine.SolveResult` with ``aux`` set: the clauses added
+    (full form), empty when none were needed or none was found. A solved result's proof is the proof of
+    the problem with those clauses (replayed when clauses were added).
 
     Raises:
         ConstructionFailed: The problem cannot be realised.
     """
     start = time.perf_counter()
     plain, _ = solve(problem, seed, time_limit)
-    if plain.solved or problem.goal is None or aux <= 0:
+    if not _needs_search(problem, plain, aux):
         return plain.model_copy(update={"aux": ()})
+    found = _search_part(problem, plain, aux, seed, config, WHOLE)
+    return found.model_copy(update={"seconds": time.perf_counter() - start})
+
+
+def _needs_search(problem: Problem, plain: SolveResult, aux: float) -> bool:
+    return not plain.solved and plain.error is None and problem.goal is not None and aux > 0
+
+
+def _search_part(
+    problem: Problem,
+    plain: SolveResult,
+    aux: float,
+    seed: int,
+    config: HeuristicConfig | None,
+    share: Share,
+) -> SolveResult:
+    """One part of the search after the plain deduction ``plain`` failed, as a solve result."""
     diagram = realise(problem, np.random.default_rng(seed), check_goal=True)
     found = heuristic_aux_search(
-        problem, aux, seed=seed, config=config, diagram=diagram, plain_seconds=plain.seconds
+        problem, aux, seed=seed, config=config, diagram=diagram, plain_seconds=plain.seconds, share=share
     )
     proof = found.proof
     return SolveResult(
         name=problem.name,
         solved=found.solved,
-        seconds=time.perf_counter() - start,
+        seconds=plain.seconds + found.seconds,
         steps=0 if proof is None else len(proof.steps),
         timed_out=plain.timed_out and not found.solved,
         proof=proof,
@@ -872,20 +932,28 @@ def solve_with_aux(
     )
 
 
-def _aux_worker(
-    problem: Problem,
+@dataclass(frozen=True)
+class _Part:
+    problem: Problem
+    plain: SolveResult
+    share: Share
+
+
+def _part_worker(
+    part: _Part,
     _limit: float,
     conn: Connection,
     *,
-    timeout: float,
     aux: float,
     seed: int,
     config: HeuristicConfig | None,
 ) -> None:
     try:
-        result = solve_with_aux(problem, aux, seed=seed, time_limit=timeout * 0.9, config=config)
+        result = _search_part(part.problem, part.plain, aux, seed, config, part.share)
     except GeoSynthError as err:
-        result = SolveResult(name=problem.name, solved=False, seconds=0.0, steps=0, error=str(err), aux=())
+        result = SolveResult(
+            name=part.problem.name, solved=False, seconds=0.0, steps=0, error=str(err), aux=()
+        )
     conn.send(result.model_dump_json())
     conn.close()
 
@@ -899,12 +967,30 @@ def solve_all_with_aux(
     seed: int = 0,
     config: HeuristicConfig | None = None,
 ) -> Iterator[SolveResult]:
-    """:func:`solve_with_aux` on each problem in a worker process; results in input order.
+    """Plain deduction on every problem, then up to ``aux`` seconds of search on each it does not prove.
 
-    A worker gets ``timeout`` seconds for plain deduction (90 % of it as the engine's own limit) and
-    ``aux`` for the search, and is killed at ``timeout + 1.1 * aux + 5`` seconds (then the result is
-    ``timed_out`` and unsolved, with no ``aux``); ``jobs`` workers run at a time.
+    The plain runs go as :func:`~geosynth.engine.solve_all` (``jobs`` worker processes, each killed at
+    ``timeout`` seconds). Then the unproved problems are searched one after another, each over ``jobs``
+    worker processes sharing its budget (:class:`Share`): the first proof found stops the other parts,
+    and every part is killed at ``1.1 * aux + 5`` seconds (a problem whose parts all end that way is
+    ``timed_out`` and unsolved, with no ``aux``). Results come in input order, so the problems after the
+    first unproved one come once the plain runs are over and the searches before them are done. Which
+    proof is found first can depend on ``jobs``.
     """
-    work = functools.partial(_aux_worker, timeout=timeout, aux=aux, seed=seed, config=config)
-    hard = timeout + 1.1 * aux + 5.0
-    return run_isolated(problems, [p.name for p in problems], work, hard, jobs)
+    plain = solve_all(problems, timeout=timeout, jobs=jobs, seed=seed)
+    waiting: list[tuple[Problem, SolveResult]] = []
+    for problem, result in zip(problems, plain, strict=True):
+        if waiting or _needs_search(problem, result, aux):
+            waiting.append((problem, result))
+        else:
+            yield result.model_copy(update={"aux": ()})
+    work = functools.partial(_part_worker, aux=aux, seed=seed, config=config)
+    hard = 1.1 * aux + 5.0
+    for problem, result in waiting:
+        if not _needs_search(problem, result, aux):
+            yield result.model_copy(update={"aux": ()})
+            continue
+        start = time.perf_counter()
+        parts = [_Part(problem, result, Share(index=k, parts=max(1, jobs))) for k in range(max(1, jobs))]
+        found = race_isolated(parts, problem.name, work, hard)
+        yield found.model_copy(update={"seconds": result.seconds + time.perf_counter() - start})
