@@ -22,7 +22,7 @@ from geosynth import (
     realise,
     solve_one,
 )
-from geosynth.engine import extend_diagram
+from geosynth.engine import extend_diagram, replay
 from geosynth.synth._aux import (
     AuxExample,
     aux_examples_from,
@@ -186,11 +186,14 @@ def test_search_beam_prunes_and_depth_two_recovers(base: Problem) -> None:
     # beam 1 keeps only the midpoint; at depth 1 nothing else is checked
     narrow = aux_search(base, _scripted({False: first, True: first}), branching=2, beam=1, depth=1)
     assert not narrow.solved and narrow.nodes_checked == 2 and narrow.constructions == ()
-    # at depth 2 the midpoint node is expanded again and the foot (with a fresh name) proves the goal
+    # at depth 2 the midpoint node is expanded again and the foot (with a fresh name) proves the goal;
+    # the proof does not use the midpoint, so only the foot is kept, and the proof replays
     second = ["g = foot g d a e", "g = foot g d a e"]
     deep = aux_search(base, _scripted({False: first, True: second}), branching=2, beam=1, depth=2)
-    assert deep.solved and deep.constructions == ("f = midpoint f b d", "g = foot g d a e")
+    assert deep.solved and deep.constructions == ("g = foot g d a e",)
     assert deep.duplicates == 1 and deep.depth == 2
+    assert deep.proof is not None and replay(deep.proof).ok
+    assert deep.problem == deep.proof.problem and "midpoint" not in deep.problem
 
 
 def test_search_is_deterministic_and_validates_settings(base: Problem) -> None:

@@ -49,18 +49,15 @@ from geosynth.engine import (
     default_definitions,
     extend_diagram,
     parse_clause,
-    proof_data,
-    proof_steps,
     race_isolated,
     realise,
-    replay,
     solve,
     solve_all,
 )
 from geosynth.errors import GeoSynthError, ProblemSyntaxError
-from geosynth.synth._aux import _ENUMERATORS, clause_inputs, new_point_names, with_auxiliary
+from geosynth.synth._aux import _ENUMERATORS, new_point_names, with_auxiliary
 from geosynth.synth._aux_random import _add_random
-from geosynth.synth._aux_search import AuxSearchResult
+from geosynth.synth._aux_search import AuxSearchResult, replayed_proof
 
 Array = npt.NDArray[np.float64]
 
@@ -649,25 +646,13 @@ def _check(state: _State, clauses: Sequence[str], diagram: Diagram, found_by: st
     deduction = deduce(posed, diagram, time_limit=limit)
     if not deduction.proved:
         return False
-    steps = proof_steps(posed, deduction, "l0" if state.support else None)
-    mentioned = {p for step in steps for p in step.fact.points}
-    used: set[str] = set()
-    for clause in reversed(parsed):  # a used clause needs the added clauses it is built from
-        if mentioned.intersection(clause.points) or used.intersection(clause.points):
-            used.update(clause.points)
-            used.update(clause_inputs(clause))
-    kept = [c for c in parsed if used.intersection(c.points)]
-    reduced = with_auxiliary(state.problem, kept)
-    proof = proof_data(reduced, steps)
-    try:
-        ok = replay(proof).ok
-    except GeoSynthError:
-        ok = False
-    if not ok:
+    found = replayed_proof(state.problem, parsed, deduction, "l0" if state.support else None)
+    if found is None:
         state.replay_failures += 1
         return False
+    proof, kept = found
     state.proof = proof
-    state.constructions = tuple(c.text() for c in kept)
+    state.constructions = kept
     state.found_by = found_by
     return True
 

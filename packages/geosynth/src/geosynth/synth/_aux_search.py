@@ -25,7 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from geosynth.engine import (
     Clause,
+    Deduction,
     Diagram,
+    Method,
     Problem,
     Proof,
     deduce,
@@ -33,12 +35,16 @@ from geosynth.engine import (
     extend_diagram,
     parse_clause,
     parse_problem,
+    proof_data,
+    proof_steps,
     realise,
+    replay,
 )
 from geosynth.errors import ConstructionFailed, GeoSynthError, ProblemSyntaxError, UnknownConstructionError
 from geosynth.synth._aux import (
     STANDARD_KINDS,
     AuxExample,
+    clause_inputs,
     standard_constructions,
     with_auxiliary,
 )
@@ -157,7 +163,8 @@ class AuxSearchResult(BaseModel):
     timed_out: bool = False
     """Whether the search stopped at its time limit."""
     proof: Proof | None = None
-    """The proof found, replayed step by step (the heuristic search sets it; ``None`` otherwise)."""
+    """The proof found (with only the constructions it uses), replayed step by step; ``None`` when
+    unsolved or proved as given."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +235,37 @@ def _level_params(
     return params
 
 
+def replayed_proof(
+    problem: Problem, added: Sequence[Clause], deduction: Deduction, support: Method | None = "l0"
+) -> tuple[Proof, tuple[str, ...]] | None:
+    """The proof of a deduction on ``problem`` with ``added`` clauses, if it replays; else ``None``.
+
+    Only the added clauses the proof's steps mention are kept (with the added clauses those are built
+    from), and the proof of the problem with just those must replay step by step on fresh diagrams
+    (:func:`geosynth.engine.replay`).
+
+    Returns:
+        The replayed proof and the clauses kept (full form, in order), or ``None`` when the deduction
+        did not prove the goal or its proof does not replay.
+    """
+    if not deduction.proved:
+        return None
+    steps = proof_steps(with_auxiliary(problem, list(added)), deduction, support)
+    mentioned = {p for step in steps for p in step.fact.points}
+    used: set[str] = set()
+    for clause in reversed(added):  # a used clause needs the added clauses it is built from
+        if mentioned.intersection(clause.points) or used.intersection(clause.points):
+            used.update(clause.points)
+            used.update(clause_inputs(clause))
+    kept = [c for c in added if used.intersection(c.points)]
+    proof = proof_data(with_auxiliary(problem, kept), steps)
+    try:
+        ok = replay(proof).ok
+    except GeoSynthError:
+        ok = False
+    return (proof, tuple(c.text() for c in kept)) if ok else None
+
+
 def _check_settings(branching: int, beam: int, depth: int, node_time_limit: float) -> None:
     bad = [f"{k}={v}" for k, v in (("branching", branching), ("beam", beam), ("depth", depth)) if v < 1]
     if node_time_limit <= 0:
@@ -255,7 +293,8 @@ def aux_search(
     proposer for ``branching`` candidates (one batched ``generate`` call per level); each node keeps
     up to ``branching`` distinct candidates that parse and realise on its diagram. Children are ranked
     by cumulative log-probability (ties keep proposal order), the best ``beam`` are checked in rank
-    order, and the first proved node ends the search. Deterministic for a seed given a deterministic
+    order, and the first proved node whose proof replays (:func:`replayed_proof`, which also drops the
+    constructions the proof does not use) ends the search. Deterministic for a seed given a deterministic
     proposer (up to ``node_time_limit``, which a loaded machine reaches sooner).
 
     Args:
@@ -284,13 +323,19 @@ def aux_search(
     start = time.perf_counter()
     tally = _Tally()
 
-    def result(node: _Node | None, level: int, timed_out: bool = False) -> AuxSearchResult:
+    def result(
+        node: _Node | None,
+        level: int,
+        timed_out: bool = False,
+        found: tuple[Proof, tuple[str, ...]] | None = None,
+    ) -> AuxSearchResult:
+        proof, kept = found if found is not None else (None, () if node is None else node.clauses)
+        line = proof.problem if proof is not None else (problem if node is None else node.problem).text()
         return AuxSearchResult(
-            solved=node is not None, constructions=() if node is None else node.clauses,
-            problem=(problem if node is None else node.problem).text(), nodes_checked=tally.checked,
+            solved=node is not None, constructions=kept, problem=line, nodes_checked=tally.checked,
             proposals=tally.proposals, invalid=tally.invalid, duplicates=tally.duplicates,
             reasons=dict(tally.reasons), rejected=tuple(tally.rejected), depth=level,
-            seconds=time.perf_counter() - start, timed_out=timed_out,
+            seconds=time.perf_counter() - start, timed_out=timed_out, proof=proof,
         )  # fmt: skip
 
     def expired() -> bool:
@@ -319,8 +364,13 @@ def aux_search(
             if expired():
                 return result(None, level, timed_out=True)
             tally.checked += 1
-            if deduce(child.problem, child.diagram, time_limit=node_time_limit).proved:
-                return result(child, level)
+            deduction = deduce(child.problem, child.diagram, time_limit=node_time_limit)
+            if deduction.proved:
+                found = replayed_proof(problem, child.problem.clauses[len(problem.clauses) :], deduction)
+                if found is not None:
+                    return result(child, level, found=found)
+                tally.invalid += 1
+                tally.reasons["proof did not replay"] = tally.reasons.get("proof did not replay", 0) + 1
             frontier.append(child)
         if not frontier:
             return result(None, level)
