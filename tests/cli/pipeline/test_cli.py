@@ -39,12 +39,15 @@ def test_the_cpu_preset_is_runnable_here(cli: typer.Typer) -> None:
     assert "runnable here" in result.output and "not available" not in result.output
 
 
-def test_the_aux_construction_preset_says_why_its_data_is_not_available(cli: typer.Typer) -> None:
-    out = " ".join(
+def test_the_aux_construction_presets_mine_their_data_and_search_with_the_proposer(cli: typer.Typer) -> None:
+    paper = " ".join(
         runner.invoke(cli, ["pipeline", "check", "paper-aux-construction-100k-ray"]).output.split()
     )
-    assert "data: not available" in out and "auxiliary-construction" in out
-    assert "mts: blocked (needs data" in out and "not runnable here as is" in out
+    assert "data: ready" in paper and "mts: disabled" in paper
+    assert "aux_search: blocked (needs train" in paper and "not runnable here as is" in paper
+    twin = " ".join(runner.invoke(cli, ["pipeline", "check", "cpu-aux"]).output.split())
+    assert "data: ready" in twin and "train: ready" in twin and "aux_search: ready" in twin
+    assert "runnable here" in twin and "not available" not in twin
 
 
 def test_the_euclid_omni_preset_synthesizes_its_data(cli: typer.Typer) -> None:
@@ -102,6 +105,7 @@ def test_status_shows_done_interrupted_stale_and_missing(
         "data": "done",
         "mts": "interrupted",
         "train": "stale",
+        "aux_search": "disabled",
         "evaluate": "missing",
         "report": "missing",
     }

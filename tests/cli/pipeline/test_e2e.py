@@ -67,7 +67,8 @@ def _copy(work: Path, tmp_path: Path) -> Path:
 
 def test_every_stage_runs_then_a_second_run_skips_them_all(finished: Any, cli: typer.Typer) -> None:
     path, work, first = finished
-    assert _actions(first) == dict.fromkeys(("data", "mts", "train", "evaluate", "report"), "ran")
+    ran = dict.fromkeys(("data", "mts", "train", "evaluate", "report"), "ran")
+    assert _actions(first) == {**ran, "aux_search": "disabled"}
     results = json.loads((work / "evaluate" / "results.json").read_text())
     assert results["problems"] == 2 and [p["budget"] for p in results["sc_sample"]] == [1, 2, 3, 4]
     state = json.loads((work / "train" / "stage.json").read_text())
@@ -87,8 +88,8 @@ def test_a_changed_evaluate_setting_reruns_evaluate_and_report_only(finished: An
         write_config(path.parent, {"evaluate": {"max_tokens": 6}}, name="changed.yaml")
     )
     outcomes = run_pipeline(config, base, work)
-    assert _actions(outcomes) == {"data": "cached", "mts": "cached", "train": "cached", "evaluate": "ran",
-                                  "report": "ran"}  # fmt: skip
+    assert _actions(outcomes) == {"data": "cached", "mts": "cached", "train": "cached", "aux_search": "disabled",
+                                  "evaluate": "ran", "report": "ran"}  # fmt: skip
     state = json.loads((work / "evaluate" / "stage.json").read_text())
     assert state["inputs"]["settings"]["max_tokens"] == 6
     for line in (work / "evaluate" / "candidates.jsonl").read_text().splitlines():
@@ -102,8 +103,8 @@ def test_from_and_until_run_a_slice(finished: Any, tmp_path: Path) -> None:
     config, base = load_pipeline_config(path)
     before = (work / "report" / "index.html").stat().st_mtime_ns
     outcomes = run_pipeline(config, base, work, start="evaluate", until="evaluate")
-    assert _actions(outcomes) == {"data": "kept", "mts": "kept", "train": "kept", "evaluate": "ran",
-                                  "report": "not_requested"}  # fmt: skip
+    assert _actions(outcomes) == {"data": "kept", "mts": "kept", "train": "kept", "aux_search": "disabled",
+                                  "evaluate": "ran", "report": "not_requested"}  # fmt: skip
     assert (work / "report" / "index.html").stat().st_mtime_ns == before
     fresh = tmp_path / "fresh"
     partial = run_pipeline(config, base, fresh, until="mts")
@@ -125,8 +126,8 @@ def test_a_kill_during_training_and_evaluation_resumes(finished: Any, tmp_path: 
         run_pipeline(config, base, work, events=KillAt("evaluate", 1))
     assert len((work / "evaluate" / "candidates.jsonl").read_text().splitlines()) == 1
     outcomes = run_pipeline(config, base, work)
-    assert _actions(outcomes) == {"data": "cached", "mts": "cached", "train": "cached", "evaluate": "resumed",
-                                  "report": "ran"}  # fmt: skip
+    assert _actions(outcomes) == {"data": "cached", "mts": "cached", "train": "cached", "aux_search": "disabled",
+                                  "evaluate": "resumed", "report": "ran"}  # fmt: skip
     train = json.loads((work / "train" / "stage.json").read_text())
     assert train["summary"]["resumed_from_checkpoint"] is True and train["summary"]["global_step"] == 4
     assert train["attempts"] == 2

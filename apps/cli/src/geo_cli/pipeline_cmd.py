@@ -1,4 +1,4 @@
-"""``geo pipeline``: run, inspect and check config-driven pipelines (data -> mts -> train -> evaluate -> report).
+"""``geo pipeline``: run, inspect and check config-driven pipelines (data -> mts -> train -> aux_search -> evaluate -> report).
 
 CONFIG is a YAML file or the name of a shipped preset (``cpu``, ``paper-pa-sft-qwen3vl8b``...).
 """
@@ -19,7 +19,8 @@ from rich.table import Table
 from geo_cli._errors import EXIT_RUNTIME, EXIT_USER, error_boundary, fail, one_line
 
 app = typer.Typer(
-    help="Config-driven pipelines: data -> mts -> train -> evaluate -> report.", no_args_is_help=True
+    help="Config-driven pipelines: data -> mts -> train -> aux_search -> evaluate -> report.",
+    no_args_is_help=True,
 )
 
 P = ParamSpec("P")

@@ -1,4 +1,4 @@
-"""``geo pipeline``: config-driven runs from data to report (data -> mts -> train -> evaluate -> report).
+"""``geo pipeline``: config-driven runs from data to report (data -> mts -> train -> aux_search -> evaluate -> report).
 
 Each stage writes ``<workdir>/<stage>/`` and a ``stage.json`` keyed by a hash of its settings, its
 code versions and its upstream stages' keys: an unchanged stage is skipped, a changed one reruns

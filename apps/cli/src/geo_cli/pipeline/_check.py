@@ -73,7 +73,7 @@ def _inputs(config: PipelineConfig, base: Path) -> dict[str, dict[str, str]]:
     from geo_cli.pipeline._stages_prep import resolve_path, splits_of, synth_config_of
     from geo_cli.pipeline.errors import PipelineConfigError
 
-    named: dict[str, list[str]] = {"data": [], "train": [], "evaluate": []}
+    named: dict[str, list[str]] = {"data": [], "train": [], "aux_search": [], "evaluate": []}
     missing: dict[str, dict[str, str]] = {}
     for split, spec in splits_of(config).items():
         named["data"] += [p for p in (spec.path, spec.images_dir, *spec.exclude) if p]
@@ -84,6 +84,8 @@ def _inputs(config: PipelineConfig, base: Path) -> dict[str, dict[str, str]]:
                 missing.setdefault("data", {})[spec.synth_config] = str(exc)
     if config.train is not None and config.train.records is not None:
         named["train"].append(config.train.records)
+    if config.aux is not None and config.aux.enabled:
+        named["aux_search"].append(config.aux.problems)
     model = config.evaluate.model
     if model is not None and model.startswith("bundled:"):
         named["evaluate"].append(model)

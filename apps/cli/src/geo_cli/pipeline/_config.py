@@ -21,6 +21,7 @@ from geo_cli.pipeline.errors import PipelineConfigError
 from geotts.backends.vllm import VLLMEngineOptions
 
 __all__ = (
+    "AuxSearchSettings",
     "DataSettings",
     "DatasetSpec",
     "EvaluateSettings",
@@ -241,8 +242,8 @@ class TrainSettings(_Model):
     """The MTS mixture trained on (``mts_all``, ``single_pal``, ``wo_cot_pal``...)."""
     records: str | None = None
     """Train on this JSON Lines file instead of an MTS mixture (then the stage does not need mts)."""
-    records_kind: Literal["pa", "prm"] = "pa"
-    """Format of ``records``."""
+    records_kind: Literal["pa", "prm", "chat"] = "pa"
+    """Format of ``records`` (``chat``: geotrain chat records, e.g. ``geo synth aux-data --records``)."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """Fields of ``geotrain.RunConfig`` (``max_steps``, ``learning_rate``, ``family``...)."""
     launcher: LauncherSettings = LauncherSettings()
@@ -351,6 +352,44 @@ class EvaluateSettings(_Model):
         return self
 
 
+class AuxSearchSettings(_Model):
+    """The aux_search stage: auxiliary constructions for the problems plain deduction does not prove.
+
+    Each problem of ``problems`` is first given to plain deduction; each one it does not prove is then
+    searched twice with the same budget: by the engine-checked beam search over the trained proposer's
+    constructions, and by the heuristic search (no language model). Every proof either finds is replayed.
+    """
+
+    enabled: bool = True
+    """Run the stage."""
+    problems: str
+    """A JGEX problem file (name line, problem line), relative to the config or ``bundled:<name>``."""
+    limit: Annotated[int, Field(ge=1)] | None = None
+    """Search only the first this many problems of the file (None: all)."""
+    plain_time_limit: Annotated[float, Field(gt=0)] = 30.0
+    """Seconds of plain deduction per problem (what it proves is not searched)."""
+    budget: Annotated[float, Field(gt=0)] = 60.0
+    """Seconds of each search per unproved problem."""
+    node_time_limit: Annotated[float, Field(gt=0)] = 5.0
+    """Seconds of deduction per construction checked by the beam search."""
+    branching: Annotated[int, Field(ge=1)] = 8
+    """Distinct valid proposals kept per beam node."""
+    beam: Annotated[int, Field(ge=1)] = 16
+    """Nodes kept per level."""
+    depth: Annotated[int, Field(ge=1, le=4)] = 2
+    """Most constructions the beam search adds."""
+    temperature: Annotated[float, Field(ge=0)] = 1.0
+    """Sampling temperature of the proposer."""
+    max_tokens: Annotated[int, Field(ge=4)] = 48
+    """Tokens per proposal."""
+    heuristic: bool = True
+    """Also run the heuristic search, for the side-by-side table."""
+    seed: int = 0
+    """Seed of the diagrams and of sampling."""
+    threads: Annotated[int, Field(ge=1)] = 1
+    """Torch threads of the proposer (one is steadiest on a busy machine)."""
+
+
 class ReportSettings(_Model):
     """The report stage."""
 
@@ -361,7 +400,7 @@ class ReportSettings(_Model):
 
 
 class PipelineConfig(_Model):
-    """One pipeline: data -> mts -> train -> evaluate -> report."""
+    """One pipeline: data -> mts -> train -> aux_search -> evaluate -> report."""
 
     name: str
     """Short name (used for the default work folder ``runs/<name>``)."""
@@ -379,8 +418,14 @@ class PipelineConfig(_Model):
     """Train stage (None: no training)."""
     evaluate: EvaluateSettings = EvaluateSettings()
     """Evaluate stage."""
+    aux: AuxSearchSettings | None = None
+    """Auxiliary-construction search with the trained proposer (None: no such stage)."""
     report: ReportSettings = ReportSettings()
     """Report stage."""
+
+    def trains_proposer(self) -> bool:
+        """Whether the training split is auxiliary-construction examples (the train stage learns a proposer)."""
+        return self.data.train is not None and self.data.train.synth_kind == "aux_construction"
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -391,7 +436,43 @@ class PipelineConfig(_Model):
             )
         if self.evaluate.enabled and not self.data.evaluation_splits():
             raise ValueError("evaluate is enabled but neither data.test nor data.splits is set")
-        uses_mts = self.train is not None and self.train.enabled and self.train.records is None
+        aux_split = next(
+            (n for n, s in self.data.evaluation_splits().items() if s.synth_kind == "aux_construction"), None
+        )
+        if aux_split is not None:
+            raise ValueError(
+                f"data.{aux_split}: auxiliary-construction examples only train a proposer (data.train); "
+                "the problems it is tried on are aux.problems"
+            )
+        if self.trains_proposer() and self.mts.enabled:
+            raise ValueError(
+                "data.train mines auxiliary-construction examples, which train a proposer directly: set "
+                "mts.enabled: false (MTS writes traces of PGPS problems)"
+            )
+        if self.trains_proposer() and needs_trained:
+            raise ValueError(
+                "the trained model is an auxiliary-construction proposer, not a PGPS policy: give "
+                "evaluate.model or set evaluate.enabled: false (the proposer is tried by the aux section)"
+            )
+        if (
+            self.aux is not None
+            and self.aux.enabled
+            and not (
+                self.train is not None
+                and self.train.enabled
+                and (self.trains_proposer() or self.train.records_kind == "chat")
+            )
+        ):
+            raise ValueError(
+                "aux searches with the trained proposer: it needs an enabled train stage on auxiliary-construction "
+                "examples (data.train synth_kind aux_construction, or train.records with records_kind chat)"
+            )
+        uses_mts = (
+            self.train is not None
+            and self.train.enabled
+            and self.train.records is None
+            and not self.trains_proposer()
+        )
         if uses_mts and (not self.mts.enabled or self.data.train is None):
             raise ValueError("train reads the MTS mixture, so mts must be enabled and data.train set")
         if uses_mts and self.evaluate.enabled and needs_trained and self.evaluate.setting != self.mts.setting:

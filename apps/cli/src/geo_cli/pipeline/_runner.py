@@ -347,9 +347,9 @@ def run_pipeline(
 
 def _stage_table() -> tuple[StageSpec, ...]:
     from geo_cli.pipeline._report import run_report
+    from geo_cli.pipeline._stage_aux import run_aux_search
     from geo_cli.pipeline._stage_evaluate import run_evaluate
     from geo_cli.pipeline._stages_prep import (
-        SYNTHESIS_MISSING,
         data_inputs,
         run_data,
         run_mts,
@@ -357,13 +357,10 @@ def _stage_table() -> tuple[StageSpec, ...]:
         splits_of,
     )
 
-    def synth_blocker(c: PipelineConfig) -> str | None:
-        specs = splits_of(c).values()
-        aux = any(s.source == "synthesize" and s.synth_kind == "aux_construction" for s in specs)
-        return SYNTHESIS_MISSING if aux else None
-
     def train_ups(c: PipelineConfig) -> tuple[str, ...]:
-        return () if c.train is None or c.train.records is not None else ("mts",)
+        if c.train is None or c.train.records is not None:
+            return ()
+        return ("data",) if c.trains_proposer() else ("mts",)
 
     def eval_ups(c: PipelineConfig) -> tuple[str, ...]:
         uses_train = c.evaluate.model in (None, "trained") or (
@@ -401,18 +398,34 @@ def _stage_table() -> tuple[StageSpec, ...]:
             return ("geosynth.mts", "geosynth.synth", "geoprm", "geotts", "torch", "transformers")
         return ("geosynth.mts", *(("ray",) if c.mts.use_ray else ()), *((llm,) if llm else ()))
 
+    def aux_settings(c: PipelineConfig, base: Path) -> dict[str, Any]:
+        if c.aux is None:
+            return {}
+        from geo_cli.pipeline._stages_prep import resolve_path
+        from geo_cli.pipeline._state import file_digest
+        from geo_cli.pipeline.errors import PipelineConfigError
+
+        try:
+            path = resolve_path(base, c.aux.problems)
+            digest = file_digest(path) if path.is_file() else f"missing: {path}"
+        except PipelineConfigError as exc:
+            digest = f"missing: {exc}"
+        return c.aux.model_dump(mode="json", exclude={"threads"}) | {"problems_digest": digest}
+
     def data_modules(c: PipelineConfig) -> tuple[str, ...]:
         ray = any(s.use_ray for s in splits_of(c).values())
         synth = any(s.source == "synthesize" for s in splits_of(c).values())
         return ("geodsl", "matplotlib", *(("geosynth.synth",) if synth else ()), *(("ray",) if ray else ()))
 
     return (
-        StageSpec("data", lambda c: (), lambda c: True, data_inputs, data_modules, run_data, synth_blocker),
+        StageSpec("data", lambda c: (), lambda c: True, data_inputs, data_modules, run_data),
         StageSpec("mts", lambda c: ("data",), lambda c: c.mts.enabled and c.data.train is not None,
                   lambda c, b: c.mts.model_dump(mode="json", exclude={"jobs", *(() if c.mts.critiques else ("critiques",))}),
                   mts_modules, run_mts),
         StageSpec("train", train_ups, lambda c: c.train is not None and c.train.enabled,
                   lambda c, b: c.train.model_dump(mode="json") if c.train else {}, train_modules, run_train),
+        StageSpec("aux_search", lambda c: ("train",), lambda c: c.aux is not None and c.aux.enabled,
+                  aux_settings, lambda c: ("geosynth.synth", "geotts", "torch", "transformers"), run_aux_search),
         StageSpec("evaluate", eval_ups, lambda c: c.evaluate.enabled,
                   lambda c, b: c.evaluate.model_dump(mode="json", exclude={"sandbox_workers"}), eval_modules,
                   run_evaluate),
@@ -440,4 +453,4 @@ class _LazyTable(Sequence[StageSpec]):
 
 
 STAGES: Sequence[StageSpec] = _LazyTable()
-"""The pipeline's stages, in order: data, mts, train, evaluate, report."""
+"""The pipeline's stages, in order: data, mts, train, aux_search, evaluate, report."""

@@ -21,6 +21,7 @@ from geo_cli.pipeline._config import (
 )
 from geo_cli.pipeline._context import StageContext, captured_output
 from geo_cli.pipeline._diagram import draw_schematic
+from geo_cli.pipeline._stage_aux import AUX_RECORDS, mine_aux_split
 from geo_cli.pipeline._state import atomic_write_text, file_digest
 from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
 
@@ -43,11 +44,6 @@ __all__ = (
     "train_model_dir",
 )
 
-SYNTHESIS_MISSING = (
-    "geosynth mines auxiliary-construction examples (geo synth aux-data), but they are (formal problem, "
-    "construction) records for training a text proposer, not PGPS programs, and this pipeline's stages "
-    "(MTS traces, PGPS SFT and evaluation) have no proposer branch; the data stage cannot generate this split"
-)
 SYNTH_CONFIG = "euclid-omni"
 """The geosynth.synth configuration of a ``synthesize`` calculation split (cross-checked, bridged to PGPS)."""
 
@@ -195,7 +191,7 @@ def _synthesized(spec: DatasetSpec, ctx: StageContext, split: str) -> tuple[list
     if spec.synth_kind == "pgps":
         return _synthesized_pgps(spec, ctx, split)
     if spec.synth_kind != "calculation" or spec.synth_count is None:
-        raise StageFailedError(SYNTHESIS_MISSING)
+        raise StageFailedError(f"data.{split}: synthesis of {spec.synth_kind!r} gives no PGPS records")
     out = ctx.folder / "synth" / split
     write_dataset(
         synth_config_of(spec, ctx.base, split), spec.synth_count, 0, out, task="calculation", shard_size=50,
@@ -318,6 +314,9 @@ def run_data(ctx: StageContext) -> dict[str, Any]:
     images.mkdir(exist_ok=True)
     summary: dict[str, Any] = {}
     for split, spec in splits_of(ctx.config).items():
+        if spec.synth_kind == "aux_construction":
+            summary[split] = mine_aux_split(spec, ctx, split)
+            continue
         if spec.source == "synthesize":
             records, source = _synthesized(spec, ctx, split)
         else:
@@ -457,11 +456,13 @@ def _train(ctx: StageContext) -> TrainSettings:
 def records_kind(config: PipelineConfig) -> str:
     """The format of the records the train stage reads.
 
-    ``records_kind`` for given records, ``prm`` for the mts stage's critique records, else ``pa`` (an MTS
-    mixture).
+    ``records_kind`` for given records, ``chat`` for the data stage's auxiliary-construction records,
+    ``prm`` for the mts stage's critique records, else ``pa`` (an MTS mixture).
     """
     if config.train is not None and config.train.records is not None:
         return config.train.records_kind
+    if config.trains_proposer():
+        return "chat"
     return "prm" if config.mts.critiques is not None else "pa"
 
 
@@ -469,6 +470,8 @@ def _records_file(ctx: StageContext) -> tuple[Path, str]:
     train = _train(ctx)
     if train.records is not None:
         return resolve_path(ctx.base, train.records), train.records_kind
+    if ctx.config.trains_proposer():
+        return ctx.upstream["data"] / AUX_RECORDS, "chat"
     if ctx.config.mts.critiques is not None:
         return ctx.upstream["mts"] / CRITIQUES / "records.jsonl", "prm"
     source = ctx.upstream["mts"] / "mixtures" / f"{train.mixture}.jsonl"
