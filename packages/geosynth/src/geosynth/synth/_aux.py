@@ -100,6 +100,20 @@ def _parse_after(problem: Problem, clauses: Sequence[str], index: int) -> Clause
     return parse_clause(clauses[index], known, defs)
 
 
+def used_clauses(candidates: Sequence[Clause], steps: Sequence[ProofStep]) -> list[Clause]:
+    """The clauses of ``candidates`` a proof needs, in the candidates' order.
+
+    Those whose points its steps mention, and the candidates those are built from.
+    """
+    mentioned = {p for step in steps for p in step.fact.points}
+    used: set[str] = set()
+    for clause in reversed(candidates):  # a used clause needs the candidates it is built from
+        if mentioned.intersection(clause.points) or used.intersection(clause.points):
+            used.update(clause.points)
+            used.update(clause_inputs(clause))
+    return [c for c in candidates if used.intersection(c.points)]
+
+
 def clause_inputs(clause: Clause, definitions: dict[str, ConstructionDef] | None = None) -> set[str]:
     """The existing points a clause's constructions use.
 
@@ -188,13 +202,7 @@ def split_auxiliary(
     needed = goal_points(problem)
     kept = [c for c in problem.clauses if needed.intersection(c.points)]
     extra = [c for c in problem.clauses if not needed.intersection(c.points)]
-    mentioned = {p for step in steps for p in step.fact.points}
-    used: set[str] = set()
-    for clause in reversed(extra):  # a used clause needs the extra clauses it is built from
-        if mentioned.intersection(clause.points) or used.intersection(clause.points):
-            used.update(clause.points)
-            used.update(clause_inputs(clause))
-    auxiliary = [c for c in extra if used.intersection(c.points)]
+    auxiliary = used_clauses(extra, steps)
     if not auxiliary:
         return None
     goal = "" if problem.goal is None else f" ? {relation_text(problem.goal)}"

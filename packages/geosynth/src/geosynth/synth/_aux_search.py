@@ -44,8 +44,8 @@ from geosynth.errors import ConstructionFailed, GeoSynthError, ProblemSyntaxErro
 from geosynth.synth._aux import (
     STANDARD_KINDS,
     AuxExample,
-    clause_inputs,
     standard_constructions,
+    used_clauses,
     with_auxiliary,
 )
 from geotts import BeamParams, ChatMessage, Completion, GenerationRequest, Sampler, SamplingParams
@@ -251,13 +251,7 @@ def replayed_proof(
     if not deduction.proved:
         return None
     steps = proof_steps(with_auxiliary(problem, list(added)), deduction, support)
-    mentioned = {p for step in steps for p in step.fact.points}
-    used: set[str] = set()
-    for clause in reversed(added):  # a used clause needs the added clauses it is built from
-        if mentioned.intersection(clause.points) or used.intersection(clause.points):
-            used.update(clause.points)
-            used.update(clause_inputs(clause))
-    kept = [c for c in added if used.intersection(c.points)]
+    kept = used_clauses(added, steps)
     proof = proof_data(with_auxiliary(problem, kept), steps)
     try:
         ok = replay(proof).ok
