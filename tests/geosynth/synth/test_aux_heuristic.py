@@ -14,7 +14,7 @@ from geosynth.synth import (
     solve_all_with_aux,
     solve_with_aux,
 )
-from geosynth.synth._aux_heuristic import FAMILIES, Figure, propose, score_point
+from geosynth.synth._aux_heuristic import FAMILIES, Figure, family_batches, goal_centre, propose, score_point
 
 # JGEX-AG-231 "complete_007_7_Book_LLL_L058-9": plain deduction fails; the foot of the perpendicular from
 # d to line a e is what its proof needs.
@@ -25,10 +25,12 @@ MIDLINE = "a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para
 def test_the_search_finds_the_foot_and_its_proof_replays() -> None:
     problem = parse_problem(L058_9, "L058-9")
     found = heuristic_aux_search(problem, 30)
-    assert found.solved and found.constructions == ("f = foot f d a e",)
-    assert found.reasons == {"ranked": 1} and found.depth == 1
+    # the foot ranks first, so the first family batch (the best four feet together) holds it; the
+    # proof keeps the one foot it uses (the foot from e to b d serves as well as the one from d to a e)
+    assert found.solved and len(found.constructions) == 1 and " = foot " in found.constructions[0]
+    assert found.reasons == {"family batch": 1} and found.depth == 1
     assert found.proof is not None and found.proof.problem == found.problem
-    assert found.problem.endswith("; f = foot f d a e ? cong c d c e")
+    assert found.problem.endswith(f"; {found.constructions[0]} ? cong c d c e")
     report = replay(found.proof)
     assert report.ok, report.failed
 
@@ -38,6 +40,48 @@ def test_the_foot_ranks_first_on_its_figure() -> None:
     ranked = ranked_candidates(problem, realise(problem, np.random.default_rng(0), check_goal=True))
     assert ranked[0].candidate.clause(["f"]) == "f = foot f d a e"
     assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+
+
+def test_the_single_candidates_find_the_foot_without_batches() -> None:
+    found = heuristic_aux_search(parse_problem(L058_9, "L058-9"), 30, config=HeuristicConfig(batch_size=0))
+    assert found.solved and found.constructions == ("f = foot f d a e",) and found.reasons == {"ranked": 1}
+
+
+# the nine-point circle: the midpoints of the sides and the foot of an altitude; its centre is not named
+NINE_POINT = (
+    "a b c = triangle a b c; d = midpoint d b c; e = midpoint e a c; f = midpoint f a b; "
+    "g = foot g a b c ? cyclic d e f g"
+)
+
+
+def test_family_batches_take_the_best_of_each_family_with_the_goal_centre() -> None:
+    problem = parse_problem(NINE_POINT)
+    diagram = realise(problem, np.random.default_rng(0), check_goal=True)
+    centre = goal_centre(problem, diagram)
+    assert centre is not None and centre.candidate.family == "circle"
+    built_on = set(centre.candidate.inputs())
+    assert len(built_on) == 3 and built_on <= {"d", "e", "f", "g"}
+    (x, y), *_ = centre.points.values()
+    radii = {round(float(np.hypot(x - diagram.points[p][0], y - diagram.points[p][1])), 9) for p in "defg"}
+    assert len(radii) == 1  # equidistant from the four goal points
+    ranked = ranked_candidates(problem, diagram)
+    batches = family_batches(problem, diagram, ranked, 3)
+    families = [batch[-1].candidate.family for batch in batches]
+    assert len(families) == len(set(families)) == len({r.candidate.family for r in ranked})
+    first_rank = {f: next(i for i, r in enumerate(ranked) if r.candidate.family == f) for f in families}
+    assert [first_rank[f] for f in families] == sorted(first_rank.values())
+    for batch in batches:
+        assert batch[0] == centre and 2 <= len(batch) <= 4
+        members = batch[1:]
+        assert (
+            members
+            == [r for r in ranked if r.candidate.family == members[0].candidate.family][: len(members)]
+        )
+        for r in members:  # none of them is the centre again under another construction
+            assert r.candidate.outputs > 1 or next(iter(r.points.values())) != (x, y)
+    # other goals get no centre
+    midline = parse_problem(MIDLINE)
+    assert goal_centre(midline, realise(midline, np.random.default_rng(0), check_goal=True)) is None
 
 
 def test_a_problem_solved_as_given_adds_nothing() -> None:
@@ -98,10 +142,10 @@ def test_the_parts_of_a_shared_search_deal_every_candidate_once() -> None:
 
 
 def test_a_search_shared_over_two_workers_finds_a_proof_that_replays() -> None:
-    # part 0 of 2 is dealt the best-ranked candidate (the foot), so it finds the whole search's proof
+    # part 0 of 2 is dealt the first family batch (the best feet), so it finds the whole search's proof
     problem = parse_problem(L058_9, "L058-9")
     first = heuristic_aux_search(problem, 30, share=Share(index=0, parts=2))
-    assert first.solved and first.constructions == ("f = foot f d a e",)
+    assert first.solved and len(first.constructions) == 1 and " = foot " in first.constructions[0]
     problems = [parse_problem(MIDLINE, "midline"), problem]
     midline, shared = solve_all_with_aux(problems, 30, timeout=30, jobs=2)
     assert midline.solved and midline.aux == ()
