@@ -153,3 +153,23 @@ def test_a_search_shared_over_two_workers_finds_a_proof_that_replays() -> None:
     assert shared.proof.problem.endswith(f"; {'; '.join(shared.aux)} ? cong c d c e")
     report = replay(shared.proof)
     assert report.ok, report.failed
+
+
+# JGEX-AG-231 "complete_015_7_Book_00EE_08_E059-59": its proof needs where two drawn lines meet
+E059_59 = (
+    "a b c = triangle a b c; d = angle_bisector d b a c; e = on_pline e c b d, on_pline e b c d; "
+    "f = on_line f b e, on_line f a c; g = on_line g c e, on_line g a b ? cong b g c f"
+)
+
+
+def test_a_batch_whose_replayed_steps_share_two_points_on_two_lines_is_proved() -> None:
+    # part 1 of 2 takes the second and fourth family batches; tracing the fourth's proof (four points
+    # where lines through goal points meet a d) once crashed the replay checker, whose store of one
+    # step's premises held two lines through the same two points
+    problem = parse_problem(E059_59, "E059-59")
+    found = heuristic_aux_search(problem, 60, share=Share(index=1, parts=2))
+    assert found.solved and found.reasons == {"family batch": 1}
+    assert all(" = intersection_lp " in clause for clause in found.constructions)
+    assert found.proof is not None
+    report = replay(found.proof)
+    assert report.ok, report.failed

@@ -86,7 +86,9 @@ class _Search:
                 second = [p for p in self.on[l2] if p != o]
                 for a, c in itertools.combinations(first, 2):
                     for b, d in itertools.permutations(second, 2):
-                        if store.dir_of(a, b) == store.dir_of(c, d):
+                        # two lines of a partial store (a replayed step's premises) can share a
+                        # second point besides o; a cut through it is no cut
+                        if a in (b, d) or c in (b, d) or store.dir_of(a, b) == store.dir_of(c, d):
                             continue
                         reduced = self._cuts(o, a, c, b, d)
                         if reduced is not None:
