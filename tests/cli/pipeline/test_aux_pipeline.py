@@ -116,7 +116,7 @@ def test_aux_search_searches_only_what_plain_deduction_misses_and_replays_its_pr
     hard = rows["L058-9"]
     assert hard["plain"] is False
     assert hard["proposer"]["proposals"] > 0 and hard["proposer"]["nodes"] >= 1
-    assert hard["heuristic"]["solved"] and hard["heuristic"]["aux"] == ["f = foot f d a e"]
+    assert hard["heuristic"]["solved"] and hard["heuristic"]["aux"]
     for method in ("proposer", "heuristic"):  # whatever either found proves the goal again and replays
         if hard[method]["solved"]:
             grown = parse_problem(L058_9.replace(" ?", "".join(f"; {c}" for c in hard[method]["aux"]) + " ?"))
@@ -126,7 +126,7 @@ def test_aux_search_searches_only_what_plain_deduction_misses_and_replays_its_pr
     assert summary["problems"] == 2 and summary["plain_proved"] == 1 and summary["searched"] == 1
     assert summary["heuristic"]["solved"] == 1
     report = (out / "report.md").read_text()
-    assert "| L058-9 | not proved |" in report and "`f = foot f d a e`" in report
+    assert "| L058-9 | not proved |" in report and f"`{'; '.join(hard['heuristic']['aux'])}`" in report
 
 
 def test_a_second_run_is_cached_and_an_interrupted_search_resumes(finished: Path) -> None:
