@@ -557,6 +557,23 @@ def _circle_candidates(figure: Figure) -> Iterator[Candidate]:
                     yield Candidate("line_circum", (("on_line", through), ("on_circum", (a, b, c))))
 
 
+def _place(
+    candidate: Candidate, names: Sequence[str], known: set[str], diagram: Diagram, rng: np.random.Generator
+) -> dict[str, tuple[float, float]] | None:
+    """The new points of ``candidate`` (named ``names``) on ``diagram``; ``None`` if it does not realise."""
+    try:
+        clause = parse_clause(candidate.clause(names), known, default_definitions())
+        placed = extend_diagram(diagram, clause, rng, attempts=2)
+    except GeoSynthError:
+        return None
+    return {n: placed.points[n] for n in names[: candidate.outputs]}
+
+
+def _place_key(points: dict[str, tuple[float, float]], scale: float) -> tuple[tuple[float, float], ...]:
+    """Where new points are, rounded to the figure's scale (one key: the same place)."""
+    return tuple(sorted((round(x / scale, 6), round(y / scale, 6)) for x, y in points.values()))
+
+
 def ranked_candidates(
     problem: Problem,
     diagram: Diagram,
@@ -585,20 +602,14 @@ def ranked_candidates(
     proposals.sort(key=lambda c: (-len(c.inputs() & figure.goal), order[c.family]))
     names = tuple(new_point_names(problem, 2))
     known = set(problem.points)
-    defs = default_definitions()
     rng = np.random.default_rng(seed)
     seen: set[tuple[tuple[float, float], ...]] = set()
     out: list[tuple[float, int, Ranked]] = []
     for candidate in proposals[:max_candidates]:
-        try:
-            clause = parse_clause(candidate.clause(names), known, defs)
-            placed = extend_diagram(diagram, clause, rng, attempts=2)
-        except GeoSynthError:
+        new = _place(candidate, names, known, diagram, rng)
+        if new is None:
             continue
-        new = {n: placed.points[n] for n in names[: candidate.outputs]}
-        where = tuple(
-            sorted((round(x / figure.scale, 6), round(y / figure.scale, 6)) for x, y in new.values())
-        )
+        where = _place_key(new, figure.scale)
         if where in seen:
             continue
         seen.add(where)
@@ -634,12 +645,14 @@ class _State:
         return self.deadline - time.perf_counter()
 
 
-def _check(state: _State, clauses: Sequence[str], diagram: Diagram, found_by: str) -> bool:
-    """Let the engine try the problem with ``clauses`` added.
+def _check(
+    state: _State, clauses: Sequence[str], diagram: Diagram, found_by: str, factor: float = 1.0
+) -> bool:
+    """Let the engine try the problem with ``clauses`` added, for ``factor`` times a check's time.
 
     On a proof, keep the clauses its steps use and replay it; a proof that does not replay is dropped.
     """
-    limit = min(state.node_limit, state.left())
+    limit = min(factor * state.node_limit, state.left())
     if limit <= 0.05:
         return False
     known = set(state.problem.points)
@@ -672,8 +685,9 @@ def _batch(
     prefix: Sequence[str],
     items: Sequence[Ranked],
     found_by: str,
+    factor: float = 1.0,
 ) -> bool:
-    """Check ``items`` together (after the fixed ``prefix`` clauses) on one diagram."""
+    """Check ``items`` together (after the ``prefix`` clauses) on one diagram; ``factor`` as in ``_check``."""
     names = new_point_names(base, sum(r.candidate.outputs for r in items))
     points = dict(diagram.points)
     clauses = list(prefix)
@@ -683,10 +697,10 @@ def _batch(
         k += r.candidate.outputs
         clauses.append(r.candidate.clause(mine))
         points.update({new: r.points[old] for new, old in zip(mine, r.names, strict=True)})
-    return _check(state, clauses, Diagram(points=points, attempts=diagram.attempts), found_by)
+    return _check(state, clauses, Diagram(points=points, attempts=diagram.attempts), found_by, factor)
 
 
-def goal_centre(problem: Problem, diagram: Diagram) -> Ranked | None:
+def goal_centre(problem: Problem, diagram: Diagram, figure: Figure | None = None) -> Ranked | None:
     """The centre of a cyclic goal's circle as a candidate, when no point of the figure is there.
 
     Proving four points concyclic often goes through the circle's centre (equal distances from it),
@@ -698,7 +712,7 @@ def goal_centre(problem: Problem, diagram: Diagram) -> Ranked | None:
     goal = problem.goal
     if not isinstance(goal, Concyclic):
         return None
-    figure = Figure(problem, diagram)
+    figure = Figure(problem, diagram) if figure is None else figure
     a, b, c = (figure.coords[figure.index[p]] for p in goal.points[:3])
     circle = _circumcircle(a, b, c, figure.tol)
     if circle is None or np.any(np.linalg.norm(figure.coords - circle[0], axis=1) < figure.tol):
@@ -710,13 +724,8 @@ def goal_centre(problem: Problem, diagram: Diagram) -> Ranked | None:
     )
     candidate = _one("circle", *best)
     names = tuple(new_point_names(problem, 1))
-    try:
-        clause = parse_clause(candidate.clause(names), set(problem.points), default_definitions())
-        placed = extend_diagram(diagram, clause, np.random.default_rng(0), attempts=2)
-    except GeoSynthError:
-        return None
-    point = placed.points[names[0]]
-    return Ranked(candidate, {names[0]: point}, names, 0.0)
+    new = _place(candidate, names, set(problem.points), diagram, np.random.default_rng(0))
+    return None if new is None else Ranked(candidate, new, names, 0.0)
 
 
 def family_batches(
@@ -730,18 +739,12 @@ def family_batches(
     goal's centre (:func:`goal_centre`) joins every group. Families are ordered by their best member's
     rank; the proof keeps only the points it uses.
     """
-    centre = goal_centre(problem, diagram)
-    where = None if centre is None else np.array(next(iter(centre.points.values())), dtype=np.float64)
-    scale = TOLERANCE * max(1.0, *(abs(v) for xy in diagram.points.values() for v in xy))
-
-    def is_centre(r: Ranked) -> bool:
-        if where is None or r.candidate.outputs > 1:
-            return False
-        return float(np.linalg.norm(np.array(next(iter(r.points.values()))) - where)) < scale
-
+    figure = Figure(problem, diagram)
+    centre = goal_centre(problem, diagram, figure)
+    where = None if centre is None else _place_key(centre.points, figure.scale)
     by_family: dict[str, list[Ranked]] = {}
     for r in ranked:
-        if not is_centre(r):
+        if _place_key(r.points, figure.scale) != where:  # the centre under another construction
             members = by_family.setdefault(r.candidate.family, [])
             if len(members) < size:
                 members.append(r)
@@ -841,16 +844,12 @@ def _search(
     state.placed += len(ranked)
     if cfg.batch_size:
         batch_end = start + cfg.batch_share * budget
-        single = state.node_limit
-        state.node_limit = single * cfg.batch_time_factor
-        try:
-            for position, items in enumerate(family_batches(problem, root, ranked, cfg.batch_size)):
-                if time.perf_counter() > batch_end or state.left() <= 0:
-                    break
-                if share.mine(position) and _batch(state, problem, root, [], items, "family batch"):
-                    return True
-        finally:
-            state.node_limit = single
+        for position, items in enumerate(family_batches(problem, root, ranked, cfg.batch_size)):
+            if time.perf_counter() > batch_end or state.left() <= 0:
+                break
+            factor = cfg.batch_time_factor
+            if share.mine(position) and _batch(state, problem, root, [], items, "family batch", factor):
+                return True
     for position, items in enumerate(_chunks(ranked, cfg.group)):
         if time.perf_counter() > ranked_end or state.left() <= 0:
             break
