@@ -261,7 +261,7 @@ class Figure:
             group = self._on_line(i, j)
             if len(group) >= 3:
                 lines.add(group)
-        return sorted(lines, key=lambda s: (-len(s), sorted(s)))
+        return sorted(lines, key=lambda s: (-len(s), self.indices(s)))
 
     def _circles(
         self, givens: Sequence[object]
@@ -292,7 +292,8 @@ class Figure:
         for f in givens:
             if isinstance(f, Concyclic):
                 uncentred.add(frozenset(f.points))
-        return sorted(centred, key=lambda c: (c[0], sorted(c[1]))), sorted(uncentred, key=sorted)
+        centred_order = sorted(centred, key=lambda c: (self.index[c[0]], self.indices(c[1])))
+        return centred_order, sorted(uncentred, key=self.indices)
 
     def _triple_circles(self) -> None:
         """Every circle through three of the points (deduplicated), with its members."""
@@ -326,7 +327,7 @@ class Figure:
             for m, name in zip(self.circle_members, self.centre_names, strict=True)
             if len(m) >= 4 and name is None
         )
-        self.uncentred = sorted({*self.uncentred, *extra}, key=sorted)
+        self.uncentred = sorted({*self.uncentred, *extra}, key=self.indices)
         self.pair_dist: Array = np.linalg.norm(self.coords[:, None, :] - self.coords[None, :, :], axis=2)
 
     def _direction_classes(self) -> None:
@@ -349,6 +350,15 @@ class Figure:
         self.class_units: Array = np.array(units, dtype=np.float64).reshape(-1, 2)
         self.class_pairs = pairs
         self.class_points = [frozenset(p for pair in ps for p in pair) for ps in pairs]
+
+    def indices(self, points: frozenset[str] | set[str]) -> list[int]:
+        """The points' positions in the problem's order, ascending (a key that renaming keeps)."""
+        return sorted(self.index[p] for p in points)
+
+    def ordered(self, points: frozenset[str] | set[str]) -> list[str]:
+        """The points in the problem's order (where they are defined), not by name, so that renaming
+        the points changes no proposal."""
+        return [self.names[i] for i in self.indices(points)]
 
     def lines_through(self, point: str) -> list[frozenset[str]]:
         """The figure's lines through a point."""
@@ -502,13 +512,13 @@ def _point_candidates(figure: Figure) -> Iterator[Candidate]:
             yield _one("parallelogram", a, b, c)
     for triangle in _triangles(figure):
         yield from (_one(kind, *triangle) for kind in ("incenter", "excenter", "orthocenter"))
-    for a, b in (_span(line) for line in figure.lines):
+    for a, b in (_span(figure, line) for line in figure.lines):
         yield from (_one("reflect", p, a, b) for p in pts if p not in (a, b))
 
 
-def _span(line: frozenset[str]) -> tuple[str, str]:
-    """Two points naming a line (its first two in name order)."""
-    a, b = sorted(line)[:2]
+def _span(figure: Figure, line: frozenset[str]) -> tuple[str, str]:
+    """Two points naming a line (its first two in the problem's order)."""
+    a, b = figure.ordered(line)[:2]
     return a, b
 
 
@@ -522,38 +532,40 @@ def _line_candidates(figure: Figure) -> Iterator[Candidate]:
     lines = figure.lines
     for l1, l2 in itertools.combinations(lines, 2):
         if not l1 & l2:
-            yield _one("intersection_ll", *_span(l1), *_span(l2))
+            yield _one("intersection_ll", *_span(figure, l1), *_span(figure, l2))
     for c in _key_points(figure):
         for l1, l2 in itertools.permutations(lines, 2):
             if c not in l1:
-                yield _one("intersection_lp", *_span(l1), c, *_span(l2))
-                yield _one("intersection_lt", *_span(l1), c, *_span(l2))
+                yield _one("intersection_lp", *_span(figure, l1), c, *_span(figure, l2))
+                yield _one("intersection_lt", *_span(figure, l1), c, *_span(figure, l2))
 
 
 def _circle_candidates(figure: Figure) -> Iterator[Candidate]:
     """Lines and circles meeting circles, tangency points."""
     key = _key_points(figure)
     for centre, members in figure.centred:
-        named = min(members)
-        for b in sorted(members):
+        named = figure.ordered(members)[0]
+        for b in figure.ordered(members):
             for line in figure.lines_through(b):
-                if others := sorted(line - {b, centre}):
+                if others := figure.ordered(line - {b, centre}):
                     yield _one("intersection_lc", others[0], centre, b)
             for line in figure.lines:
                 if b not in line and (b in figure.goal or line & figure.goal):
-                    yield Candidate("lc_tangent", (("lc_tangent", (b, centre)), ("on_line", _span(line))))
+                    yield Candidate(
+                        "lc_tangent", (("lc_tangent", (b, centre)), ("on_line", _span(figure, line)))
+                    )
         for a in key:
             if a not in members and a != centre:
                 yield Candidate("tangent", (("tangent", (a, centre, named)),), outputs=2)
     for (o, m1), (w, m2) in itertools.combinations(figure.centred, 2):
-        if o != w and (common := sorted(m1 & m2)):
+        if o != w and (common := figure.ordered(m1 & m2)):
             yield _one("intersection_cc", o, w, common[0])
     for circle in figure.uncentred:
-        a, b, c = sorted(circle)[:3]
-        for member in sorted(circle):
+        a, b, c = figure.ordered(circle)[:3]
+        for member in figure.ordered(circle):
             for line in figure.lines_through(member):
                 if len(line & circle) == 1:
-                    through = (member, sorted(line - {member})[0])
+                    through = (member, figure.ordered(line - {member})[0])
                     yield Candidate("line_circum", (("on_line", through), ("on_circum", (a, b, c))))
 
 
@@ -599,7 +611,13 @@ def ranked_candidates(
     figure = Figure(problem, diagram)
     proposals = [c for c in propose(figure) if not require or c.inputs() & require]
     order = {f: i for i, f in enumerate(FAMILIES)}
-    proposals.sort(key=lambda c: (-len(c.inputs() & figure.goal), order[c.family]))
+    proposals.sort(
+        key=lambda c: (
+            -len(c.inputs() & figure.goal),
+            order[c.family],
+            [figure.index[p] for _, args in c.constructions for p in args],
+        )
+    )
     names = tuple(new_point_names(problem, 2))
     known = set(problem.points)
     rng = np.random.default_rng(seed)
