@@ -14,7 +14,15 @@ from geosynth.synth import (
     solve_all_with_aux,
     solve_with_aux,
 )
-from geosynth.synth._aux_heuristic import FAMILIES, Figure, family_batches, goal_centre, propose, score_point
+from geosynth.synth._aux_heuristic import (
+    FAMILIES,
+    Figure,
+    Ranked,
+    family_batches,
+    goal_centre,
+    propose,
+    score_point,
+)
 
 # JGEX-AG-231 "complete_007_7_Book_LLL_L058-9": plain deduction fails; the foot of the perpendicular from
 # d to line a e is what its proof needs.
@@ -180,3 +188,30 @@ def test_a_batch_whose_replayed_steps_share_two_points_on_two_lines_is_proved() 
     assert found.proof is not None
     report = replay(found.proof)
     assert report.ok, report.failed
+
+
+def test_renaming_the_points_changes_no_candidate_rank_or_batch() -> None:
+    line = (
+        "a b c = triangle a b c; o = circle o a b c; h = orthocenter h a b c; d = midpoint d b c; "
+        "e = on_line e a d, on_circle e o a; f = on_circum f a b c ? cyclic a b c e"
+    )
+    problem = parse_problem(line)
+    # names in the opposite alphabetical order, so every tie broken by name would flip
+    mapping = dict(zip(problem.points, ("y", "x", "w", "v", "u", "t", "s", "r"), strict=True))
+    other = problem.renamed(mapping)
+    diagram = realise(problem, np.random.default_rng(0), check_goal=True)
+    renamed_diagram = realise(other, np.random.default_rng(0), check_goal=True)
+    for p, q in mapping.items():
+        assert np.allclose(diagram.points[p], renamed_diagram.points[q])  # the same figure
+
+    def places(ranked: list[Ranked]) -> list[tuple[str, tuple[tuple[float, float], ...]]]:
+        return [
+            (r.candidate.family, tuple(sorted((round(x, 6), round(y, 6)) for x, y in r.points.values())))
+            for r in ranked
+        ]
+
+    first, second = ranked_candidates(problem, diagram), ranked_candidates(other, renamed_diagram)
+    assert len(first) > 50 and places(first) == places(second)
+    batches = family_batches(problem, diagram, first, 4)
+    renamed_batches = family_batches(other, renamed_diagram, second, 4)
+    assert len(batches) > 3 and [places(b) for b in batches] == [places(b) for b in renamed_batches]
