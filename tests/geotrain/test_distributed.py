@@ -64,10 +64,13 @@ def test_two_process_ddp_matches_one_process_with_doubled_accumulation(
     )
     launch = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
               str(geotrain.accelerate_config("ddp_cpu")), "--num_processes", "2", "--main_process_port", str(_port())]  # fmt: skip
-    two = _run(
-        [*launch, "-m", "geotrain", "--config", str(_config(tmp_path, model, data, "two", 1))], tmp_path
-    )
+    progress = tmp_path / "progress.jsonl"
+    two_config = str(_config(tmp_path, model, data, "two", 1))
+    two = _run([*launch, "-m", "geotrain", "--config", two_config, "--progress", str(progress)], tmp_path)
     assert one["global_step"] == two["global_step"] == 3
+    # the first process alone reports each optimizer step
+    steps = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert steps == [{"step": k, "max_steps": 3} for k in (1, 2, 3)]
     a, b = _weights(Path(str(one["final_dir"]))), _weights(Path(str(two["final_dir"])))
     base = _weights(model)
     assert a.keys() == b.keys()

@@ -135,6 +135,47 @@ def test_a_kill_during_training_and_evaluation_resumes(finished: Any, tmp_path: 
     assert len(ids) == 2 and len(set(ids)) == 2
 
 
+class Steps(KillAt):
+    """Events that record the train stage's progress (and interrupt it at ``at``, when given)."""
+
+    def __init__(self, at: int = -1) -> None:
+        super().__init__("train", at)
+        self.done: list[tuple[int, int]] = []
+
+    def progress(self, name: str, done: int, total: int, what: str) -> None:
+        if name == "train":
+            self.done.append((done, total))
+        super().progress(name, done, total, what)
+
+
+def test_the_accelerate_launcher_trains_on_two_processes_shows_steps_and_resumes(
+    finished: Any, tmp_path: Path
+) -> None:
+    path, work, _ = finished
+    work = _copy(work, tmp_path)
+    for stage in ("train", "evaluate", "report"):
+        shutil.rmtree(work / stage)
+    launcher = {"kind": "accelerate", "accelerate_config": "ddp_cpu", "num_processes": 2}
+    config, base = load_pipeline_config(
+        write_config(path.parent, {"train": {"launcher": launcher}}, name="ddp.yaml")
+    )
+    first = Steps(at=2)
+    with pytest.raises(Kill):  # an interrupt while the two processes train stops them
+        run_pipeline(config, base, work, until="train", events=first)
+    assert first.done[:2] == [(1, 4), (2, 4)]
+    assert {s.name: s.status for s in pipeline_status(config, base, work)}["train"] == "interrupted"
+    second = Steps()
+    outcomes = run_pipeline(config, base, work, until="train", events=second)
+    assert _actions(outcomes)["train"] == "resumed"
+    # the steps left after the latest checkpoint (none when the interrupt came after the last one)
+    assert all(total == 4 for _, total in second.done) and [d for d, _ in second.done] == sorted(
+        {d for d, _ in second.done}
+    )
+    state = json.loads((work / "train" / "stage.json").read_text())
+    assert state["summary"]["global_step"] == 4 and state["summary"]["resumed_from_checkpoint"] is True
+    assert (work / "train" / "model" / "config.json").is_file()
+
+
 def test_the_real_report_renders_in_chromium(finished: Any, chromium: str, tmp_path: Path) -> None:
     _, work, _ = finished
     page = work / "report" / "index.html"

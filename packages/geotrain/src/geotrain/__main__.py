@@ -3,7 +3,9 @@
     accelerate launch --config_file $(python -c "import geotrain; print(geotrain.accelerate_config('zero2'))") \
         -m geotrain --config run.yaml learning_rate=1e-5
 
-Arguments: ``--config FILE`` (optional ``--preset NAME``, ``--resume``) then ``key=value`` overrides.
+Arguments: ``--config FILE`` (optional ``--preset NAME``, ``--resume``, ``--progress FILE``) then ``key=value``
+overrides. With ``--progress FILE`` the first process appends one JSON line per optimizer step
+(``{"step": 120, "max_steps": 5000}``), so whoever launched the run can show how far it is.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from geotrain._api import train
 from geotrain._config import load_config
@@ -28,16 +32,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--resume", action="store_true", help="resume from the latest checkpoint in output_dir"
     )
+    parser.add_argument("--progress", type=Path, help="append one JSON line per optimizer step to this file")
     parser.add_argument("overrides", nargs="*", help="key=value overrides (dotted keys, YAML values)")
     args = parser.parse_args(argv)
     config = load_config(args.config, args.overrides, base_preset=args.preset)
+    callbacks = (
+        [_progress_writer(args.progress)] if args.progress and os.environ.get("RANK", "0") == "0" else []
+    )
     try:
-        result = train(config, resume_from=True if args.resume else None)
+        result = train(config, resume_from=True if args.resume else None, callbacks=callbacks)
     finally:
         _close_process_group()
     if os.environ.get("RANK", "0") == "0":
         sys.stdout.write(json.dumps(result.model_dump(mode="json")) + "\n")
     return 0
+
+
+def _progress_writer(path: Path) -> Any:
+    """A callback that appends ``{"step", "max_steps"}`` to ``path`` after every optimizer step."""
+    from transformers import TrainerCallback
+
+    class _Progress(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            line = json.dumps({"step": int(state.global_step), "max_steps": int(state.max_steps)})
+            with path.open("a", encoding="utf-8") as out:
+                out.write(line + "\n")
+
+    return _Progress()
 
 
 def _close_process_group() -> None:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -561,6 +562,7 @@ def _progress_callback(ctx: StageContext) -> Any:
 
 
 def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
+    """Train under ``accelerate launch``; progress comes from the first process's step file, output to train.log."""
     import geotrain
 
     launcher = _train(ctx).launcher
@@ -570,16 +572,56 @@ def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
 
     run_yaml = ctx.folder / "geotrain.yaml"
     atomic_write_text(run_yaml, yaml.safe_dump(config.model_dump(mode="json"), sort_keys=True))
+    steps, result_file = ctx.folder / "progress.jsonl", ctx.folder / "result.out"
+    steps.unlink(missing_ok=True)
     command = [
         sys.executable, "-m", "accelerate.commands.launch", "--config_file",
         str(geotrain.accelerate_config(launcher.accelerate_config)), "--num_processes", str(launcher.num_processes),
-        "-m", "geotrain", "--config", str(run_yaml), *(["--resume"] if resume else []),
+        "--main_process_port", str(_free_port()), "-m", "geotrain", "--config", str(run_yaml), "--progress", str(steps), *(["--resume"] if resume else []),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise StageFailedError(f"accelerate launch exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    with (ctx.folder / "train.log").open("a", encoding="utf-8") as log, result_file.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=log, text=True, start_new_session=True)
+        read, code = 0, None
+        try:
+            while code is None:
+                try:
+                    code = process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    code = None
+                read = _report_steps(ctx, steps, read)
+        finally:
+            if code is None:  # interrupted here: stop the launcher and its workers (checkpoints stay)
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait()
+    if code != 0:
+        tail = (ctx.folder / "train.log").read_text(encoding="utf-8", errors="replace").strip()[-2000:]
+        raise StageFailedError(f"accelerate launch exited {code}: {tail}")
+    lines = result_file.read_text(encoding="utf-8").strip().splitlines()
+    result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def _free_port() -> int:
+    """A free local port for the processes' rendezvous, so that two runs on one machine do not collide."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _report_steps(ctx: StageContext, steps: Path, read: int) -> int:
+    """Emit the progress lines of ``steps`` past byte ``read``; the new offset (a partial last line waits)."""
+    if not steps.is_file():
+        return read
+    with steps.open("rb") as f:
+        f.seek(read)
+        chunk = f.read()
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    for line in complete.decode("utf-8").splitlines():
+        step = json.loads(line)
+        ctx.events.progress("train", int(step["step"]), int(step["max_steps"]), "optimizer steps")
+    return read + len(complete)
 
 
 def train_model_dir(folder: Path) -> Path:
