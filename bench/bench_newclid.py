@@ -1,8 +1,11 @@
 """Newclid against the geosynth engine on JGEX-AG-231 and IMO-AG-30, the same per-problem limit for both.
 
-Usage: ``uv run python bench/bench_newclid.py [--timeout 30] [--jobs 1] [--only jgex|imo] [--limit N]
-[--skip-cli]``. The data comes from GEO_SHARED (default ``../shared``); without it the script says so and
-exits 1.
+Usage: ``uv run python bench/bench_newclid.py [--timeout 30] [--jobs 1] [--only jgex|imo|none] [--limit N]
+[--skip-cli] [--newclid-file FILE ...]``. The data comes from GEO_SHARED (default ``../shared``); without it
+the script says so and exits 1. ``--newclid-file`` adds problem files written in Newclid's dialect, such as
+the harder sets Newclid ships in its source distribution (``pip download --no-deps --no-binary :all:
+newclid==3.0.1``, then ``problems_datasets/imo_sl.txt``, ``usamo.txt``, ``larger_imo_eval.txt``): Newclid
+reads them as they are and geo with ``--dialect newclid``.
 
 Newclid runs in its own virtual environment, ``.bench/newclid-venv`` (created on first use with
 ``python -m venv`` and ``pip install`` of the pinned versions below; PyPI must be reachable that once).
@@ -90,12 +93,6 @@ def versions(python: Path) -> str:
 
 # --- translation to Newclid's definitions -----------------------------------------------------------------
 
-REORDERED: dict[str, tuple[int, ...]] = {"square": (2, 3, 0, 1), "parallelogram": (3, 0, 1, 2)}
-"""Constructions whose Newclid definition lists the same arguments in another order (new points first):
-Newclid's argument ``i`` is AlphaGeometry's argument ``REORDERED[name][i]`` (``square a b x y`` becomes
-``square x y a b``; ``parallelogram a b c x`` becomes ``parallelogram x a b c``)."""
-RENAMED = {"eq_trapezoid": "iso_trapezoid"}
-"""Constructions Newclid defines identically under another name."""
 DEGREES: dict[str, int] = {"s_angle": 3}
 """Constructions with an angle argument (its position): AlphaGeometry writes degrees (``60``), Newclid reads
 a bare number as a multiple of pi and wants degrees marked (``60o``)."""
@@ -103,14 +100,27 @@ MISSING = frozenset({"cc_tangent0", "ninepoints", "on_aline2", "on_opline"})
 """AlphaGeometry constructions with no Newclid definition (problems using them cannot be translated)."""
 
 
+def _to_newclid() -> dict[str, tuple[str, tuple[int, ...]]]:
+    """AlphaGeometry construction -> (Newclid's, the AlphaGeometry argument at each Newclid position): the
+    inverse of the table geo reads Newclid's files with (``geosynth.engine.NEWCLID_REWRITES``)."""
+    rewrites = importlib.import_module("geosynth.engine").NEWCLID_REWRITES
+    out: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for theirs, (ours, order) in rewrites.items():
+        inverse = [0] * len(order)
+        for position, argument in enumerate(order):
+            inverse[argument] = position
+        out[ours] = (theirs, tuple(inverse))
+    return out
+
+
 def _translate_call(name: str, args: list[str]) -> tuple[str, bool]:
-    order = REORDERED.get(name)
-    if order is not None and len(args) == len(order):
+    target, order = _to_newclid().get(name, (name, ()))
+    if order and len(args) == len(order):
         args = [args[i] for i in order]
     at = DEGREES.get(name)
     if at is not None and len(args) > at and args[at].lstrip("-").isdigit():
         args = [*args[:at], args[at] + "o", *args[at + 1 :]]
-    return " ".join((RENAMED.get(name, name), *args)), name not in MISSING
+    return " ".join((target, *args)), name not in MISSING
 
 
 def translate_line(line: str) -> tuple[str, bool]:
@@ -229,14 +239,15 @@ def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
     _emit({"rows": rows, "wall": time.perf_counter() - start})
 
 
-def geo_cli(path: Path, timeout: float, jobs: int, limit: int | None) -> None:
+def geo_cli(path: Path, timeout: float, jobs: int, limit: int | None, dialect: str) -> None:
     """``geo engine solve`` on the file (a temporary copy when ``limit`` cuts it)."""
     target = path
     if limit is not None:
         target = ROOT / ".bench" / f"cut_{path.name}"
         target.write_text("".join(f"{n}\n{p}\n" for n, p in read_pairs(path)[:limit]), encoding="utf-8")
     geo = Path(sys.executable).parent / "geo"
-    command = [str(geo), "engine", "solve", str(target), "--timeout", str(timeout), "--jobs", str(jobs)]
+    command = [str(geo), "engine", "solve", str(target), "--timeout", str(timeout), "--jobs", str(jobs),
+               "--dialect", dialect]  # fmt: skip
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -249,10 +260,17 @@ def geo_cli(path: Path, timeout: float, jobs: int, limit: int | None) -> None:
     _emit({"rows": rows, "wall": wall})
 
 
-def geo_inprocess(path: Path, timeout: float, limit: int | None) -> None:
-    """``geosynth.solve_one`` in this process, one problem after another."""
+def geo_inprocess(path: Path, timeout: float, limit: int | None, dialect: str) -> None:
+    """``geosynth.solve_one`` in this process, one problem after another (a line that does not parse is an error row)."""
     geosynth = importlib.import_module("geosynth")
-    problems = geosynth.load_problems(path)[:limit]
+    engine = importlib.import_module("geosynth.engine")
+    problems: list[Any] = []
+    broken: dict[str, dict[str, Any]] = {}
+    for name, line in read_pairs(path)[:limit]:
+        try:
+            problems.append(geosynth.parse_problem(engine.from_dialect(line, dialect), name))
+        except geosynth.GeoSynthError as err:
+            broken[name] = {"solved": False, "seconds": 0.0, "error": f"{type(err).__name__}: {err}"[:200]}
     signal.signal(signal.SIGALRM, _on_alarm)
 
     def one(problem: Any) -> Callable[[], bool]:
@@ -264,7 +282,7 @@ def geo_inprocess(path: Path, timeout: float, limit: int | None) -> None:
 
     start = time.perf_counter()
     rows = {p.name: _timed(one(p), timeout) for p in problems}
-    _emit({"rows": rows, "wall": time.perf_counter() - start})
+    _emit({"rows": {**rows, **broken}, "wall": time.perf_counter() - start})
 
 
 # --- the comparison ------------------------------------------------------------------------------------
@@ -296,14 +314,18 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compare(path: Path, args: argparse.Namespace, python: Path) -> None:
+def compare(path: Path, args: argparse.Namespace, python: Path, dialect: str = "alphageometry") -> None:
+    """One file, both engines; a file in Newclid's dialect goes to Newclid as it is and to geo with ``--dialect``."""
     me = str(Path(__file__).resolve())
     common = [str(path), str(args.timeout), str(args.limit or 0)]
-    translated, changed, missing = translate_file(path)
+    if dialect == "newclid":
+        translated, changed, missing = path, 0, []
+    else:
+        translated, changed, missing = translate_file(path)
     theirs = [str(translated), *common[1:]]
     runs: dict[str, dict[str, Any]] = {}
-    runs["geo in-process"] = measure([sys.executable, me, "_geo-inprocess", *common])
-    runs["geo CLI"] = measure([sys.executable, me, "_geo-cli", *common, str(args.jobs)])
+    runs["geo in-process"] = measure([sys.executable, me, "_geo-inprocess", *common, dialect])
+    runs["geo CLI"] = measure([sys.executable, me, "_geo-cli", *common, str(args.jobs), dialect])
     runs["newclid in-process"] = measure([str(python), me, "_newclid-inprocess", *theirs], newclid_env())
     if not args.skip_cli:
         runs["newclid CLI"] = measure([sys.executable, me, "_newclid-cli", *theirs], newclid_env())
@@ -320,10 +342,17 @@ def compare(path: Path, args: argparse.Namespace, python: Path) -> None:
             f"{s['max']:>7.2f} {s['wall']:>8.1f} {s['rss']:>8.1f}"
         )
     ours, theirs = set(stats["geo CLI"]["solved"]), set(stats["newclid in-process"]["solved"])
-    print(
-        f"  translated for Newclid: {changed} problems had constructions reordered or renamed; "
-        f"{len(missing)} could not be translated{': ' + ' '.join(missing) if missing else ''}"
-    )
+    if dialect == "newclid":
+        print("  written in Newclid's dialect: Newclid reads it as it is, geo with --dialect newclid")
+    else:
+        print(
+            f"  translated for Newclid: {changed} problems had constructions reordered or renamed; "
+            f"{len(missing)} could not be translated{': ' + ' '.join(missing) if missing else ''}"
+        )
+    broken = {n: r["error"] for n, r in runs["geo in-process"]["rows"].items() if r.get("error")}
+    print(f"  geo could not read or run {len(broken)} problems:")
+    for name, why in broken.items():
+        print(f"    {name}: {why}")
     print(f"  solved by geo only ({len(ours - theirs)}): {' '.join(sorted(ours - theirs))}")
     print(f"  solved by Newclid only ({len(theirs - ours)}): {' '.join(sorted(theirs - ours))}")
     errors = {n: r["error"] for n, r in runs["newclid in-process"]["rows"].items() if r.get("error")}
@@ -339,8 +368,8 @@ def compare(path: Path, args: argparse.Namespace, python: Path) -> None:
 SUBCOMMANDS: dict[str, Callable[[list[str]], None]] = {
     "_newclid-cli": lambda a: newclid_cli(Path(a[0]), float(a[1]), int(a[2]) or None),
     "_newclid-inprocess": lambda a: newclid_inprocess(Path(a[0]), float(a[1]), int(a[2]) or None),
-    "_geo-cli": lambda a: geo_cli(Path(a[0]), float(a[1]), int(a[3]), int(a[2]) or None),
-    "_geo-inprocess": lambda a: geo_inprocess(Path(a[0]), float(a[1]), int(a[2]) or None),
+    "_geo-cli": lambda a: geo_cli(Path(a[0]), float(a[1]), int(a[3]), int(a[2]) or None, a[4]),
+    "_geo-inprocess": lambda a: geo_inprocess(Path(a[0]), float(a[1]), int(a[2]) or None, a[3]),
 }
 
 
@@ -352,21 +381,30 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per problem, both engines")
     parser.add_argument("--jobs", type=int, default=1, help="geo engine solve --jobs")
     parser.add_argument("--limit", type=int, default=None, help="first N problems of each file")
-    parser.add_argument("--only", default=None, help="jgex or imo")
+    parser.add_argument("--only", default=None, help="jgex or imo (none: only the --newclid-file files)")
+    parser.add_argument(
+        "--newclid-file", type=Path, action="append", default=[], help="a problem file in Newclid's dialect"
+    )
     parser.add_argument(
         "--skip-cli", action="store_true", help="skip the slow one-process-per-problem Newclid run"
     )
     parser.add_argument("--json", action="store_true", help="also write the raw rows under .bench/")
     args = parser.parse_args()
     shared = Path(os.environ.get("GEO_SHARED", ROOT.parent / "shared")) / "data" / "alphageometry"
-    if not shared.is_dir():
+    if args.only != "none" and not shared.is_dir():
         print(f"no benchmark data at {shared}; set GEO_SHARED")
         return 1
+    for extra in args.newclid_file:
+        if not extra.is_file():
+            print(f"--newclid-file {extra}: no such file")
+            return 1
     python = ensure_venv()
     print(f"Newclid environment: {versions(python)}; geo: Python {sys.version.split()[0]}")
     for name in FILES:
         if args.only is None or name.startswith(args.only):
             compare(shared / name, args, python)
+    for extra in args.newclid_file:
+        compare(extra.resolve(), args, python, dialect="newclid")
     return 0
 
 

@@ -148,3 +148,33 @@ def test_solve_answers_geometry3k_records_and_reports_a_malformed_one_in_its_pla
     assert rows[3]["solved"] and abs(rows[3]["answer"] - 5.0) < 0.1
     assert "record 9999" in rows[1]["error"] and "goal" in rows[1]["error"]
     assert "invalid JSON" in rows[2]["error"]
+
+
+def test_solve_reads_newclid_files_and_their_proofs_replay(tmp_path: Path) -> None:
+    text = (
+        "trapezoid\na b c = triangle a b c; x = iso_trapezoid2 x a b c ? cyclic a b c x\n"
+        "para\na b c = triangle a b c; x = parallelogram x a b c; m = midpoint m a b | n = midpoint n x c "
+        "? para m n b c\n"
+        "broken\na b c = triangle a b c; x = parallelogram x a b ? para a b c x\n"
+    )
+    (tmp_path / "newclid.txt").write_text(text)
+    proofs = tmp_path / "proofs.jsonl"
+    result = runner.invoke(
+        app,
+        ["engine", "solve", str(tmp_path / "newclid.txt"), "--dialect", "newclid", "--proofs", str(proofs)],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["name"], r["solved"]) for r in rows] == [
+        ("trapezoid", True),
+        ("para", True),
+        ("broken", False),
+    ]
+    assert "parallelogram takes 4 points, got 3" in rows[2]["error"]
+    checked = runner.invoke(app, ["engine", "check", str(proofs)])
+    assert checked.exit_code == 0, checked.output
+    # read as AlphaGeometry's, the Newclid parallelogram names a point nothing created
+    plain = runner.invoke(app, ["engine", "solve", str(tmp_path / "newclid.txt")])
+    assert "undefined points x" in json.loads(plain.stdout.splitlines()[1])["error"]
+    bad = runner.invoke(app, ["engine", "solve", str(tmp_path / "newclid.txt"), "--dialect", "geogebra"])
+    assert bad.exit_code != 0 and "--dialect 'geogebra'" in bad.output and "Traceback" not in bad.output

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -20,7 +20,7 @@ from geo_cli._inputs import problem_lines, read_text, text_file
 
 if TYPE_CHECKING:
     from geosynth import Problem, SolveResult
-    from geosynth.engine import Proof
+    from geosynth.engine import Dialect, Proof
 
 app = typer.Typer(
     help="The formal geometry engine (geosynth): solve benchmark files, print proofs.", no_args_is_help=True
@@ -48,20 +48,26 @@ def _solve_calculations(path: Path, timeout: float, jobs: int) -> Iterator[Solve
 
 
 def _solve_proving(
-    path: Path, timeout: float, jobs: int, seed: int, aux: float | None = None
+    path: Path,
+    timeout: float,
+    jobs: int,
+    seed: int,
+    aux: float | None = None,
+    dialect: Dialect = "alphageometry",
 ) -> Iterator[SolveResult]:
     """Proving problems in input order; a problem that does not parse yields an error result in its place.
 
     With ``aux``, each problem plain deduction does not prove gets up to ``aux`` seconds of auxiliary
-    search (``geosynth.synth.solve_all_with_aux``).
+    search (``geosynth.synth.solve_all_with_aux``). Lines in Newclid's dialect are rewritten first.
     """
     from geosynth import GeoSynthError, SolveResult, parse_problem, solve_all
+    from geosynth.engine import from_dialect
     from geosynth.synth import solve_all_with_aux
 
     entries: list[tuple[str, Problem | str]] = []
     for name, line in problem_lines(path):
         try:
-            entries.append((name, parse_problem(line, name)))
+            entries.append((name, parse_problem(from_dialect(line, dialect), name)))
         except GeoSynthError as err:
             entries.append((name, f"{type(err).__name__}: {err}"))
     good = [item for _, item in entries if not isinstance(item, str)]
@@ -110,6 +116,14 @@ def solve(
             'prove; each line gains "aux": the clauses added.',
         ),
     ] = None,
+    dialect: Annotated[
+        str,
+        typer.Option(
+            "--dialect",
+            help="Whose construction definitions a proving file is written against: alphageometry, or newclid "
+            "(Newclid's problem files: its parallelogram, square and iso_trapezoid argument orders, its angles).",
+        ),
+    ] = "alphageometry",
 ) -> None:
     """Solve every problem of FILE; one JSON line per problem: name, solved, answer, seconds, steps.
 
@@ -120,7 +134,10 @@ def solve(
     none were needed or none was found.
     """
     from geosynth.calc import is_calc_source
+    from geosynth.engine import DIALECTS
 
+    if dialect not in DIALECTS:
+        raise InputError(f"--dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
     if aux is not None and (file.is_dir() or is_calc_source(text_file(file, "problem file"))):
         raise InputError(
             f"--aux searches auxiliary constructions for proving problems; {file} holds calculation records"
@@ -134,7 +151,7 @@ def solve(
     elif is_calc_source(text_file(file, "problem file")):
         results = _solve_calculations(file, timeout, jobs)
     else:
-        results = _solve_proving(file, timeout, jobs, seed, aux)
+        results = _solve_proving(file, timeout, jobs, seed, aux, cast("Dialect", dialect))
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
         for result in results:

@@ -67,6 +67,7 @@ from geosynth.engine.language.definitions import (
     parse_definition,
     parse_definitions,
 )
+from geosynth.engine.language.dialects import DIALECTS, NEWCLID_REWRITES, Dialect, from_dialect, from_newclid
 from geosynth.engine.language.predicates import PREDICATES, build_relation, relation_text
 from geosynth.engine.language.problem import (
     Clause,
@@ -164,10 +165,12 @@ __all__ = (
     "DEG",
     "DIAGRAM",
     "DIAGRAMMATIC",
+    "DIALECTS",
     "GIVEN",
     "KINDS",
     "LENGTH_RULE",
     "METHODS",
+    "NEWCLID_REWRITES",
     "PREDICATES",
     "RATIO_RULE",
     "SAME_CLASSES",
@@ -191,6 +194,7 @@ __all__ = (
     "Degenerate",
     "Derivation",
     "Diagram",
+    "Dialect",
     "DirectedAngleConstant",
     "Distinct",
     "EqualAngles",
@@ -263,6 +267,8 @@ __all__ = (
     "format_problem",
     "format_proof",
     "format_textbook",
+    "from_dialect",
+    "from_newclid",
     "holds",
     "import_ray",
     "join_or_start",

@@ -356,8 +356,7 @@ class Figure:
         return sorted(self.index[p] for p in points)
 
     def ordered(self, points: frozenset[str] | set[str]) -> list[str]:
-        """The points in the problem's order (where they are defined), not by name, so that renaming
-        the points changes no proposal."""
+        """The points in the problem's order (where they are defined), not by name: renaming keeps it."""
         return [self.names[i] for i in self.indices(points)]
 
     def lines_through(self, point: str) -> list[frozenset[str]]:

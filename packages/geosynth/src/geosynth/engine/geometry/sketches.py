@@ -275,10 +275,36 @@ def _eq_trapezoid(a: Vec, b: Vec, rng: np.random.Generator) -> tuple[Vec, ...]:
     return (c, reflect(c, Line((a + b) / 2, perp(unit(b - a)))))
 
 
+def _acute(a: Vec, b: Vec, rng: np.random.Generator) -> tuple[Vec, ...]:
+    """A third vertex making ``a b c`` acute: its foot inside ``a b``, itself outside the circle on ``a b``."""
+    t = float(rng.uniform(0.2, 0.8))
+    lowest = math.sqrt(t * (1 - t))  # the height at which the angle at c is right
+    return (a + (b - a) * t + perp(b - a) * lowest * float(rng.uniform(1.15, 2.5)),)
+
+
+def _between(p: Sequence[Vec], n: Sequence[float], rng: np.random.Generator) -> SketchResult:
+    # between c a b: a segment a b and a point c inside it, returned in the order c, a, b
+    a, b = _rand(rng), _rand(rng)
+    return (a + (b - a) * float(rng.uniform(0.2, 0.8)), a, b)
+
+
+def _apollonius(p: Sequence[Vec], n: Sequence[float], rng: np.random.Generator) -> SketchResult:
+    # eqratio6 a c e f g h: the points x with x a / x c = e f / g h
+    a, c, e, f, g, h = p
+    ratio = norm(f - e) / norm(h - g)
+    if abs(ratio - 1.0) < 1e-9:
+        return (Line((a + c) / 2, perp(unit(c - a))),)
+    inner, outer = (a + c * ratio) / (1 + ratio), (a - c * ratio) / (1 - ratio)
+    return (Circle((inner + outer) / 2, norm(outer - inner) / 2),)
+
+
 SKETCHES: dict[str, Sketch] = {
     "free": _randn(1),
     "segment": _randn(2),
     "triangle": _randn(3),
+    "acute_triangle": _shape(_acute),
+    "between": _between,
+    "between_bound": lambda p, n, rng: (p[0] + (p[1] - p[0]) * float(rng.uniform(0.2, 0.8)),),
     "quadrangle": _randn(4),
     "pentagon": _randn(5),
     "isos": _shape(lambda a, b, r: (a + rotate(b - a, _signed(r, 0.4, 2.7)),)),
@@ -307,6 +333,8 @@ SKETCHES: dict[str, Sketch] = {
     "pmirror": _point(lambda p: 2 * p[1] - p[0]),
     "reflect": _point(lambda p: reflect(p[0], Line.through(p[1], p[2]))),
     "shift": _point(lambda p: p[2] + p[1] - p[0]),
+    "iso_trapezoid2": _point(lambda p: reflect(p[2], Line((p[0] + p[1]) / 2, perp(unit(p[1] - p[0]))))),
+    "eqratio6": _apollonius,
     "eqangle2": _eqangle2,
     "line": _locus(lambda p: Line.through(p[0], p[1])),
     "on_opline": _locus(lambda p: Line(p[0], unit(p[0] - p[1]), ray=True)),

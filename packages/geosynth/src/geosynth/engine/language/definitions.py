@@ -203,10 +203,23 @@ def load_definitions(path: Path | None = None) -> dict[str, ConstructionDef]:
     return parse_definitions(path.read_text(encoding="utf-8"))
 
 
+BUNDLED_FILES = ("defs.txt", "newclid_defs.txt")
+"""The bundled definition files: AlphaGeometry's ``defs.txt``, then the constructions Newclid's problem
+files use that AlphaGeometry lacks (``acute_triangle``, ``between``, ``between_bound``, ``iso_trapezoid2``,
+``eqratio6``; the ones Newclid defines differently are rewritten on reading, see
+:mod:`geosynth.engine.language.dialects`)."""
+
+
 @cache
 def _bundled() -> dict[str, ConstructionDef]:
-    text = resources.files("geosynth.engine").joinpath("rules", "defs.txt").read_text(encoding="utf-8")
-    return parse_definitions(text)
+    out: dict[str, ConstructionDef] = {}
+    for name in BUNDLED_FILES:
+        text = resources.files("geosynth.engine").joinpath("rules", name).read_text(encoding="utf-8")
+        for key, definition in parse_definitions(text).items():
+            if key in out:
+                raise DefinitionError(f"defined in two bundled files (the second is {name})", source=key)
+            out[key] = definition
+    return out
 
 
 def default_definitions() -> dict[str, ConstructionDef]:

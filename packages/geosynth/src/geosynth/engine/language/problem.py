@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from geosynth.engine.language.definitions import ConstructionDef, default_definitions
+from geosynth.engine.language.dialects import Dialect, from_dialect
 from geosynth.engine.language.predicates import build_relation, relation_text
 from geosynth.engine.language.relations import Relation
 from geosynth.engine.language.shapes import AnyRelation
@@ -316,12 +317,16 @@ def read_problem_lines(path: Path) -> list[tuple[str, str]]:
     return [(name, line) for (_, name), (_, line) in zip(numbered[0::2], numbered[1::2], strict=True)]
 
 
-def load_problems(path: Path, definitions: dict[str, ConstructionDef] | None = None) -> list[Problem]:
+def load_problems(
+    path: Path, definitions: dict[str, ConstructionDef] | None = None, dialect: Dialect = "alphageometry"
+) -> list[Problem]:
     """Load a problem file: alternating name lines and problem lines.
 
     Args:
         path: The file (``jgex_ag_231.txt`` layout).
         definitions: Construction definitions; the bundled ones when ``None``.
+        dialect: Whose definitions the lines are written against (``newclid``: Newclid's problem files,
+            rewritten on reading, see :mod:`geosynth.engine.language.dialects`).
 
     Returns:
         The problems in file order.
@@ -332,7 +337,7 @@ def load_problems(path: Path, definitions: dict[str, ConstructionDef] | None = N
     problems: list[Problem] = []
     for name, line in read_problem_lines(path):
         try:
-            problems.append(parse_problem(line, name, definitions))
+            problems.append(parse_problem(from_dialect(line, dialect), name, definitions))
         except ProblemSyntaxError as err:
             # Keep the error's type (unknown construction, ...) and prefix the problem's name.
             err.args = (f"problem {name!r}: {err.args[0]}",)
