@@ -197,7 +197,7 @@ def test_renaming_the_points_changes_no_candidate_rank_or_batch() -> None:
     )
     problem = parse_problem(line)
     # names in the opposite alphabetical order, so every tie broken by name would flip
-    mapping = dict(zip(problem.points, ("y", "x", "w", "v", "u", "t", "s", "r"), strict=True))
+    mapping: dict[str, str] = dict(zip(problem.points, ("y", "x", "w", "v", "u", "t", "s", "r"), strict=True))
     other = problem.renamed(mapping)
     diagram = realise(problem, np.random.default_rng(0), check_goal=True)
     renamed_diagram = realise(other, np.random.default_rng(0), check_goal=True)

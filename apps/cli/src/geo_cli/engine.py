@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -151,7 +151,7 @@ def solve(
     elif is_calc_source(text_file(file, "problem file")):
         results = _solve_calculations(file, timeout, jobs)
     else:
-        results = _solve_proving(file, timeout, jobs, seed, aux, cast("Dialect", dialect))
+        results = _solve_proving(file, timeout, jobs, seed, aux, dialect)
     sink = None if proofs is None else proofs.open("w", encoding="utf-8")
     try:
         for result in results:
