@@ -17,7 +17,9 @@ def test_main_trains_the_layered_config(
 ) -> None:
     seen: list[tuple[geotrain.RunConfig, Any]] = []
 
-    def fake_train(config: geotrain.RunConfig, *, resume_from: Any = None) -> geotrain.TrainResult:
+    def fake_train(
+        config: geotrain.RunConfig, *, resume_from: Any = None, callbacks: Any = ()
+    ) -> geotrain.TrainResult:
         seen.append((config, resume_from))
         return geotrain.TrainResult(output_dir="o", final_dir="o/final", global_step=4, log_history=())
 
