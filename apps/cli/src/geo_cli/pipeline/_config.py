@@ -444,6 +444,16 @@ class PipelineConfig(_Model):
                 f"data.{aux_split}: auxiliary-construction examples only train a proposer (data.train); "
                 "the problems it is tried on are aux.problems"
             )
+        spec = self.data.train
+        if (
+            self.mts.enabled
+            and self.mts.critiques is not None
+            and (spec is None or spec.source != "synthesize" or not spec.pgps_figures)
+        ):  # checked before any stage runs: the data stage would spend its time for nothing
+            raise ValueError(
+                "mts.critiques: the training split must be synthesized with pgps_figures: true (its steps are "
+                "labelled on the realised figures)"
+            )
         if self.trains_proposer() and self.mts.enabled:
             raise ValueError(
                 "data.train mines auxiliary-construction examples, which train a proposer directly: set "
