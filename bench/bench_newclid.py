@@ -29,6 +29,7 @@ provisional.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -93,13 +94,11 @@ def versions(python: Path) -> str:
 
 # --- translation to Newclid's definitions -----------------------------------------------------------------
 
-DEGREES: dict[str, int] = {"s_angle": 3}
-"""Constructions with an angle argument (its position): AlphaGeometry writes degrees (``60``), Newclid reads
-a bare number as a multiple of pi and wants degrees marked (``60o``)."""
 MISSING = frozenset({"cc_tangent0", "ninepoints", "on_aline2", "on_opline"})
 """AlphaGeometry constructions with no Newclid definition (problems using them cannot be translated)."""
 
 
+@functools.cache
 def _to_newclid() -> dict[str, tuple[str, tuple[int, ...]]]:
     """AlphaGeometry construction -> (Newclid's, the AlphaGeometry argument at each Newclid position): the
     inverse of the table geo reads Newclid's files with (``geosynth.engine.NEWCLID_REWRITES``)."""
@@ -117,7 +116,7 @@ def _translate_call(name: str, args: list[str]) -> tuple[str, bool]:
     target, order = _to_newclid().get(name, (name, ()))
     if order and len(args) == len(order):
         args = [args[i] for i in order]
-    at = DEGREES.get(name)
+    at = importlib.import_module("geosynth.engine").NEWCLID_ANGLES.get(name)  # degrees there, marked `60o`
     if at is not None and len(args) > at and args[at].lstrip("-").isdigit():
         args = [*args[:at], args[at] + "o", *args[at + 1 :]]
     return " ".join((target, *args)), name not in MISSING

@@ -67,7 +67,14 @@ from geosynth.engine.language.definitions import (
     parse_definition,
     parse_definitions,
 )
-from geosynth.engine.language.dialects import DIALECTS, NEWCLID_REWRITES, Dialect, from_dialect, from_newclid
+from geosynth.engine.language.dialects import (
+    DIALECTS,
+    NEWCLID_ANGLES,
+    NEWCLID_REWRITES,
+    Dialect,
+    from_dialect,
+    from_newclid,
+)
 from geosynth.engine.language.predicates import PREDICATES, build_relation, relation_text
 from geosynth.engine.language.problem import (
     Clause,
@@ -170,6 +177,7 @@ __all__ = (
     "KINDS",
     "LENGTH_RULE",
     "METHODS",
+    "NEWCLID_ANGLES",
     "NEWCLID_REWRITES",
     "PREDICATES",
     "RATIO_RULE",

@@ -18,7 +18,7 @@ from typing import Literal
 
 from geosynth.errors import ProblemSyntaxError
 
-__all__ = ("DIALECTS", "NEWCLID_REWRITES", "Dialect", "from_dialect", "from_newclid")
+__all__ = ("DIALECTS", "NEWCLID_ANGLES", "NEWCLID_REWRITES", "Dialect", "from_dialect", "from_newclid")
 
 Dialect = Literal["alphageometry", "newclid"]
 """Whose definitions a problem line is written against."""
@@ -35,6 +35,10 @@ NEWCLID_REWRITES: Mapping[str, tuple[str, tuple[int, ...]]] = MappingProxyType(
     }
 )
 """Newclid construction -> (AlphaGeometry construction, the Newclid argument at each AlphaGeometry position)."""
+
+NEWCLID_ANGLES: Mapping[str, int] = MappingProxyType({"s_angle": 3})
+"""Constructions with an angle argument, and its position: Newclid writes ``60o`` for degrees and reads a bare
+number as a multiple of pi; AlphaGeometry writes degrees."""
 
 _DEGREES = re.compile(r"^(-?\d+(?:\.\d+)?)o$")
 _PI_FRACTION = re.compile(r"^(-?\d+(?:\.\d+)?)pi(?:/(\d+(?:\.\d+)?))?$")
@@ -58,8 +62,9 @@ def _angle(token: str, clause: str) -> str:
 
 def _construction(text: str, clause: str) -> str:
     name, *args = text.split()
-    if name == "s_angle" and len(args) == 4:
-        return " ".join((name, *args[:3], _angle(args[3], clause)))
+    at = NEWCLID_ANGLES.get(name)
+    if at is not None and len(args) > at:
+        args = [*args[:at], _angle(args[at], clause), *args[at + 1 :]]
     if name not in NEWCLID_REWRITES:
         return " ".join((name, *args))
     target, order = NEWCLID_REWRITES[name]
