@@ -123,3 +123,19 @@ def test_every_solved_jgex_proof_replays(alphageometry_dir: Path) -> None:
     assert len(proofs) >= 180
     failures = [(p.name, report.failed) for p in proofs if not (report := replay(p)).ok]
     assert failures == []
+
+
+# The circle of a b d is given through f, g and h, and e joins it by a derived fact (two right angles
+# on a b): each of the four facts shares at most two points with the goal, so only their chain implies it.
+CIRCLE_CHAIN = (
+    "a b c = triangle a b c; d = foot d a b c; e = foot e b a c; f = on_circum f a b d; "
+    "g = on_circum g a b d; h = on_circum h a b d ? cyclic e f g h"
+)
+
+
+def test_a_concyclicity_of_merged_circles_cites_the_facts_that_merged_them() -> None:
+    proof = _proof(CIRCLE_CHAIN, "circle-chain")
+    last = proof.steps[-1]
+    assert last.rule == "same line or circle" and len(last.premises) >= 2
+    report = replay(proof)
+    assert report.ok, report.failed

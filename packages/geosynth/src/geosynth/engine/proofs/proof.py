@@ -47,6 +47,7 @@ from geosynth.engine.proofs.replay import (
     check_step,
     premise_store,
     rule_table,
+    store_implies,
     systems_of,
 )
 from geosynth.engine.proofs.support import Method, chased_support, class_premises
@@ -180,6 +181,8 @@ class Tracer:
         pairs = list(itertools.combinations(fact.points, 2)) if isinstance(fact, Collinear) else []
         joining = class_premises([fact], pool, pairs)
         shared = [f for f in pool if f != fact and _shares_class(f, fact)]
+        if isinstance(fact, Concyclic) and not store_implies(premise_store(self.points, shared), fact):
+            shared = _circle_chain(fact, pool, self.points) or shared
         return self._ensure(_derivation(fact, SAME_CLASSES, _dedupe([*shared, *joining])), upto)
 
     def _context(self) -> StepContext:
@@ -252,6 +255,50 @@ def _shares_class(known: Relation, fact: Relation) -> bool:
     if isinstance(known, Collinear):
         return common >= 3  # it puts two of the fact's segments on one line
     return isinstance(known, Concyclic | CircleThrough) and type(known) is type(fact) and common >= 3
+
+
+def _on_circle(fact: Relation) -> frozenset[str]:
+    return frozenset(fact.points[1:] if isinstance(fact, CircleThrough) else fact.points)
+
+
+def _circle_chain(fact: Concyclic, pool: Sequence[Relation], points: Sequence[str]) -> list[Relation]:
+    """Circle facts of ``pool`` whose merged circle holds every point of ``fact``, pruned; empty if none.
+
+    The store merges two circles that share three points, so a concyclicity of points that were put on
+    one circle by different facts (``cyclic e x z o`` given, ``cyclic a x z o`` derived: then ``a e``
+    and the other points of that circle are concyclic) rests on a chain of facts that may each share
+    a single point with it. The facts of the merged circle are found by joining the point sets of the
+    pool's circle facts that share three points; then each is dropped, latest first, while the rest
+    still imply the fact.
+    """
+    circles: list[Relation] = [f for f in pool if f != fact and isinstance(f, Concyclic | CircleThrough)]
+    groups = [(set(_on_circle(f)), [k]) for k, f in enumerate(circles)]
+    merging = True
+    while merging:  # join groups sharing three points until none do, as the store joins circles
+        merging = False
+        i = 0
+        while i < len(groups):
+            j = i + 1
+            while j < len(groups):
+                if len(groups[i][0] & groups[j][0]) >= 3:
+                    groups[i][0].update(groups[j][0])
+                    groups[i][1].extend(groups.pop(j)[1])
+                    merging = True
+                else:
+                    j += 1
+            i += 1
+    target = set(fact.points)
+    home = next((members for points_on, members in groups if target <= points_on), None)
+    if home is None:
+        return []
+    chosen = [circles[k] for k in sorted(home)]
+    if not store_implies(premise_store(points, chosen), fact):
+        return []
+    for extra in reversed(list(chosen)):
+        rest = [f for f in chosen if f is not extra]
+        if store_implies(premise_store(points, rest), fact):
+            chosen = rest
+    return chosen
 
 
 def trace_proof(problem: Problem, deduction: Deduction, support: Method | None = "l0") -> TracedProof:
