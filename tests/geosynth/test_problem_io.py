@@ -39,6 +39,11 @@ def test_first_jgex_problem_reads_as_written(data_dir: Path) -> None:
     assert [c.text() for c in clause.constructions] == ["on_line d o h", "on_line d a b"]
 
 
+def test_a_problem_file_may_be_named_by_a_string(data_dir: Path) -> None:
+    path = data_dir / "jgex_sample.txt"
+    assert load_problems(str(path)) == load_problems(path)
+
+
 def test_short_and_full_forms_parse_alike() -> None:
     short = parse_problem("a b c = triangle; d = on_line a b, on_circle c a; e = midpoint a d ? cong a e e d")
     full = parse_problem(

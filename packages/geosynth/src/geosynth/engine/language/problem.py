@@ -286,7 +286,7 @@ def format_problem(problem: Problem) -> str:
     return problem.text()
 
 
-def read_problem_lines(path: Path) -> list[tuple[str, str]]:
+def read_problem_lines(path: str | Path) -> list[tuple[str, str]]:
     """The ``(name, problem line)`` pairs of a problem file, unparsed (blank lines skipped).
 
     A caller that wants to report each bad problem separately (and carry on) parses the lines one by one
@@ -299,6 +299,7 @@ def read_problem_lines(path: Path) -> list[tuple[str, str]]:
         ProblemSyntaxError: The lines do not pair up (a name line without its problem, or a problem line
             where a name is expected); the message names the line and its number.
     """
+    path = Path(path)
     numbered = [
         (number, text.strip())
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
@@ -318,7 +319,9 @@ def read_problem_lines(path: Path) -> list[tuple[str, str]]:
 
 
 def load_problems(
-    path: Path, definitions: dict[str, ConstructionDef] | None = None, dialect: Dialect = "alphageometry"
+    path: str | Path,
+    definitions: dict[str, ConstructionDef] | None = None,
+    dialect: Dialect = "alphageometry",
 ) -> list[Problem]:
     """Load a problem file: alternating name lines and problem lines.
 
