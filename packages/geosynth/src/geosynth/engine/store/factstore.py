@@ -98,6 +98,10 @@ class FactStore:
         self._next_circle = 0
         self._next_angle = 0
         self._zero_angles: set[int] = set()
+        # A mirror of the ang table for the lookups (the joins read the table): each row's class as
+        # stored, and each stored class's rows with their rowids, so members come in the table's order.
+        self._ang: dict[tuple[int, int], int] = {}
+        self._ang_rows: dict[int, dict[tuple[int, int], int]] = {}
         pairs = list(itertools.combinations(self.points, 2))
         # Pair ids seed the line, direction and length classes; lookups go through union-find, the
         # tables mirror the same classes for the joins.
@@ -203,35 +207,41 @@ class FactStore:
         """Rewrite angle rows of a merged direction; returns direction pairs that must merge."""
         rows = self.db.execute("SELECT d1, d2, g FROM ang WHERE d1 = ? OR d2 = ?", (gone, gone)).fetchall()
         self.db.execute("DELETE FROM ang WHERE d1 = ? OR d2 = ?", (gone, gone))
+        for x, y, g in rows:
+            del self._ang[x, y]
+            del self._ang_rows[g][x, y]
         pending: list[tuple[int, int]] = []
         for x, y, g in rows:
             nx, ny = (kept if x == gone else x), (kept if y == gone else y)
             if nx == ny:
                 pending.extend(self._mark_zero(self._angles.find(g)))
                 continue
-            found = self.db.execute("SELECT g FROM ang WHERE d1 = ? AND d2 = ?", (nx, ny)).fetchone()
+            found = self._ang.get((nx, ny))
             if found is None:
-                self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (nx, ny, g))
+                self._insert_angle(nx, ny, g)
             else:
-                pending.extend(self.merge_angles(int(found[0]), g))
+                pending.extend(self.merge_angles(found, g))
         return pending
+
+    def _insert_angle(self, d1: int, d2: int, g: int) -> None:
+        rowid = self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (d1, d2, g)).lastrowid
+        self._ang[d1, d2] = g
+        self._ang_rows.setdefault(g, {})[d1, d2] = 0 if rowid is None else rowid
 
     def _mark_zero(self, g: int) -> list[tuple[int, int]]:
         self._zero_angles.add(g)
-        rows = self.db.execute("SELECT d1, d2 FROM ang WHERE g = ?", (g,)).fetchall()
-        return [(int(a), int(b)) for a, b in rows]
+        return self._members(g)
 
     def angle_of(self, d1: int, d2: int) -> int | None:
         """The class of the directed angle from ``d1`` to ``d2``, if some equality mentions it."""
-        row = self.db.execute("SELECT g FROM ang WHERE d1 = ? AND d2 = ?", (d1, d2)).fetchone()
-        return None if row is None else int(row[0])
+        return self._ang.get((d1, d2))
 
     def _angle_or_new(self, d1: int, d2: int) -> int:
         found = self.angle_of(d1, d2)
         if found is not None:
             return found
         self._next_angle += 1
-        self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (d1, d2, self._next_angle))
+        self._insert_angle(d1, d2, self._next_angle)
         return self._next_angle
 
     def merge_angles(self, g1: int, g2: int) -> list[tuple[int, int]]:
@@ -241,6 +251,10 @@ class FactStore:
             return []
         kept, gone = merged
         self.db.execute("UPDATE ang SET g = ? WHERE g = ?", (kept, gone))
+        moved = self._ang_rows.pop(gone, {})
+        for pair in moved:
+            self._ang[pair] = kept
+        self._ang_rows.setdefault(kept, {}).update(moved)
         if kept in self._zero_angles or gone in self._zero_angles:
             return self._mark_zero(kept)
         return []
@@ -279,7 +293,8 @@ class FactStore:
         return changed
 
     def _members(self, g: int) -> list[tuple[int, int]]:
-        return [(int(a), int(b)) for a, b in self.db.execute("SELECT d1, d2 FROM ang WHERE g = ?", (g,))]
+        rows = self._ang_rows.get(g, {})
+        return sorted(rows, key=rows.__getitem__)  # the table's order for this class: by rowid
 
     def _reps(self, pair: tuple[int, int]) -> tuple[int, int]:
         return self._dirs.find(pair[0]), self._dirs.find(pair[1])
