@@ -196,11 +196,12 @@ def newclid_cli(path: Path, timeout: float, limit: int | None) -> None:
     _emit({"rows": rows, "wall": time.perf_counter() - start})
 
 
-def _timed(fn: Callable[[], bool], timeout: float) -> dict[str, Any]:
+def _timed(fn: Callable[[], tuple[bool, bool]], timeout: float) -> dict[str, Any]:
+    """One in-process run; ``fn`` says whether it solved and whether the engine stopped at its own limit."""
     began = time.perf_counter()
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        solved = fn()
+        solved, stopped = fn()
     except _Timeout:
         return {"solved": False, "timed_out": True, "seconds": time.perf_counter() - began}
     except Exception as err:  # any failure of the engine under test is a per-problem result
@@ -211,7 +212,8 @@ def _timed(fn: Callable[[], bool], timeout: float) -> dict[str, Any]:
         }
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return {"solved": solved, "seconds": time.perf_counter() - began}
+    row: dict[str, Any] = {"solved": solved, "seconds": time.perf_counter() - began}
+    return row | ({"timed_out": True} if stopped and not solved else {})
 
 
 def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
@@ -223,13 +225,13 @@ def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
     problems = formulation.jgex_formulation_from_txt_file(path)
     signal.signal(signal.SIGALRM, _on_alarm)
 
-    def one(name: str) -> Callable[[], bool]:
-        def run() -> bool:
+    def one(name: str) -> Callable[[], tuple[bool, bool]]:
+        def run() -> tuple[bool, bool]:
             builder = builder_module.JGEXProblemBuilder(rng=np.random.default_rng(0)).with_problem(
                 problems[name]
             )
             solver = api.GeometricSolverBuilder(np.random.default_rng(0)).build(builder.build())
-            return bool(solver.run())
+            return bool(solver.run()), False
 
         return run
 
@@ -272,10 +274,11 @@ def geo_inprocess(path: Path, timeout: float, limit: int | None, dialect: str) -
             broken[name] = {"solved": False, "seconds": 0.0, "error": f"{type(err).__name__}: {err}"[:200]}
     signal.signal(signal.SIGALRM, _on_alarm)
 
-    def one(problem: Any) -> Callable[[], bool]:
-        def run() -> bool:
+    def one(problem: Any) -> Callable[[], tuple[bool, bool]]:
+        def run() -> tuple[bool, bool]:
+            # the engine's own limit (a little under the alarm) ends most long runs: a timeout too
             result, _ = geosynth.solve_one(problem, seed=0, time_limit=timeout * 0.9)
-            return bool(result.solved)
+            return bool(result.solved), bool(result.timed_out)
 
         return run
 
