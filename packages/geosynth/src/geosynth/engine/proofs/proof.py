@@ -272,21 +272,14 @@ def _circle_chain(fact: Concyclic, pool: Sequence[Relation], points: Sequence[st
     still imply the fact.
     """
     circles: list[Relation] = [f for f in pool if f != fact and isinstance(f, Concyclic | CircleThrough)]
-    groups = [(set(_on_circle(f)), [k]) for k, f in enumerate(circles)]
-    merging = True
-    while merging:  # join groups sharing three points until none do, as the store joins circles
-        merging = False
-        i = 0
-        while i < len(groups):
-            j = i + 1
-            while j < len(groups):
-                if len(groups[i][0] & groups[j][0]) >= 3:
-                    groups[i][0].update(groups[j][0])
-                    groups[i][1].extend(groups.pop(j)[1])
-                    merging = True
-                else:
-                    j += 1
-            i += 1
+    groups: list[tuple[set[str], list[int]]] = []  # merged circles: their points, their facts
+    for k, circle in enumerate(circles):
+        on, members = set(_on_circle(circle)), [k]
+        while (joined := next((g for g in groups if len(g[0] & on) >= 3), None)) is not None:
+            groups.remove(joined)  # as the store joins circles: three common points make them one
+            on |= joined[0]
+            members += joined[1]
+        groups.append((on, members))
     target = set(fact.points)
     home = next((members for points_on, members in groups if target <= points_on), None)
     if home is None:
