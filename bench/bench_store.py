@@ -109,6 +109,8 @@ def _kind(sql: str) -> str:
         return "other"
     if head[0].upper() == "SELECT" and len(head) > 1 and head[1].upper() == "DISTINCT":
         return "rule join"
+    if head[0].upper() == "SELECT" and "likelihood(" in sql:
+        return "rule join, recent rows"
     return head[0].upper()
 
 

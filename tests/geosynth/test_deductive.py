@@ -165,3 +165,33 @@ def test_renamed_jgex_problems_keep_their_verdict(data_dir: Path, index: int) ->
         diagram = realise(candidate, np.random.default_rng(index), 50, check_goal=True)
         verdicts.add(deduce(candidate, diagram).proved)
     assert verdicts == {True}
+
+
+def test_store_stamps_each_write_with_the_clock() -> None:
+    store = FactStore("abcd")
+    assert store.written["perp"] == 0
+    since = store.tick()
+    store.add_perp(store.dir_of("a", "b"), store.dir_of("c", "d"))
+    store.merge_lengths(store.length_of("a", "b"), store.length_of("c", "d"))
+    assert store.written["perp"] == since and store.written["seg"] == since and store.written["circ"] == 0
+    recent = store.db.execute("SELECT a, b FROM seg WHERE v >= ?", (since,)).fetchall()
+    # The merge rewrote the absorbed class's rows: both orders of the later pair are recent.
+    assert sorted(recent) == [("c", "d"), ("d", "c")]
+    share = store.recent_share(since)
+    assert share("perp") == 1.0 and share("seg") == 2 / 12 and share("ang") == 0.0
+
+
+@pytest.mark.parametrize("index", [0, 3, 7, 11, 16, 19])
+def test_joins_over_recent_rows_find_what_whole_joins_find(
+    data_dir: Path, index: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from geosynth.engine.deduction import deductive
+
+    problem = load_problems(data_dir / "jgex_sample.txt")[index]
+    diagram = realise(problem, np.random.default_rng(index), 50)
+    found: dict[str, tuple[bool, int, set[str]]] = {}
+    for mode, share in (("whole joins every round", 0.0), ("recent rows only", float("inf"))):
+        monkeypatch.setattr(deductive, "DELTA_SHARE", share)
+        result = deduce(problem, diagram, algebra=False)
+        found[mode] = (result.proved, result.rounds, {relation_text(d.fact) for d in result.derivations})
+    assert found["recent rows only"] == found["whole joins every round"], problem.name

@@ -249,6 +249,11 @@ def symmetric_pairs(rule: Rule) -> list[tuple[str, str]]:
     return pairs
 
 
+DELTA_SHARE = 1.0
+"""Above this sum over a join's atoms of the share of their table's rows that are recent, the whole
+join is cheaper than its branches over the recent rows."""
+
+
 @dataclass(frozen=True)
 class CompiledRule:
     """A rule as one SQL query whose rows bind the rule's point variables."""
@@ -258,6 +263,24 @@ class CompiledRule:
     variables: tuple[str, ...]
     side_conditions: tuple[Statement, ...]
     """Diagrammatic premises, checked on the diagram for each row."""
+    branches: tuple[tuple[str, str], ...] = ()
+    """Per atom, its table and the join with that atom's row of version ``:since`` or later (the planner
+    is told such rows are rare); the union of the branches whose tables were written since is the part of
+    the join that is new since ``since``."""
+
+    def delta_sql(self, store: FactStore, since: int) -> str | None:
+        """The SQL for the rows of the join that use a table row of version ``since`` or later.
+
+        ``None`` when no table of the join was written since. When many rows are recent, one branch per
+        atom costs more than the join itself, so then the whole join is returned.
+        """
+        chosen = [(table, sql) for table, sql in self.branches if store.written[table] >= since]
+        if not chosen:
+            return None
+        share = store.recent_share(since)
+        if sum(share(table) for table, _ in chosen) >= DELTA_SHARE:
+            return self.sql
+        return " UNION ".join(sql for _, sql in chosen)
 
 
 def compile_rule(rule: Rule) -> CompiledRule | None:
@@ -292,10 +315,19 @@ def compile_rule(rule: Rule) -> CompiledRule | None:
         if s.name == "cyclic" and len(s.args) == 4:
             where.extend(f"{first[a]} <> {first[b]}" for a, b in itertools.combinations(s.args, 2) if a != b)
     tables = ", ".join(f"{table} AS t{i}" for i, (table, _) in enumerate(atoms))
-    sql = f"SELECT DISTINCT {', '.join(first[v] for v in points)} FROM {tables}"
+    columns = ", ".join(first[v] for v in points)
+    sql = f"SELECT DISTINCT {columns} FROM {tables}"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return CompiledRule(rule, sql, points, sides)
+    branches = tuple(
+        (
+            table,
+            f"SELECT {columns} FROM {tables} WHERE "
+            + " AND ".join([f"likelihood(t{i}.v >= :since, 0.001)", *where]),
+        )
+        for i, (table, _) in enumerate(atoms)
+    )
+    return CompiledRule(rule, sql, points, sides, branches)
 
 
 DEFINITION_RULES: tuple[Rule, ...] = (parse_rule("coll M A B, cong M A M B => midp M A B", "d01"),)
@@ -436,13 +468,23 @@ def _oriented(fact: Relation | None, numeric: _Numeric, orientations: tuple[str,
 
 
 def _fire(
-    store: FactStore, compiled: CompiledRule, numeric: _Numeric, deadline: float | None = None
+    store: FactStore,
+    compiled: CompiledRule,
+    numeric: _Numeric,
+    deadline: float | None = None,
+    since: int | None = None,
 ) -> tuple[list[Derivation], int] | None:
     """Apply one rule to every row of its join; ``None`` when the join ran past ``deadline``.
 
+    With ``since`` (a :attr:`FactStore.clock` reading taken before this rule's previous join) only the
+    rows that use a table row written since then are joined: the others were all seen by that join.
     An interrupted join has produced no row yet, so the rule adds nothing and the store is unchanged.
     """
-    rows = store.select(compiled.sql, deadline)
+    if since is None:
+        rows = store.select(compiled.sql, deadline)
+    else:
+        delta = compiled.delta_sql(store, since)
+        rows = [] if delta is None else store.select(delta, deadline, {"since": since})
     if rows is None:
         return None
     added: list[Derivation] = []
@@ -546,6 +588,7 @@ def deduce(
     def late() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
+    joined: list[int | None] = [None] * len(compiled)  # per rule: the clock when its last join started
     rejected, rounds, timed_out = 0, 0, False
     while rounds < max_rounds and not _goal_implied(store, problem.goal, derivations):
         if late():
@@ -553,11 +596,13 @@ def deduce(
             break
         rounds += 1
         before = len(derivations)
-        for rule in compiled:
-            fired = _fire(store, rule, numeric, deadline)
+        for index, rule in enumerate(compiled):
+            mark = store.tick()  # rows written from here on are new to this rule's next join
+            fired = _fire(store, rule, numeric, deadline, joined[index])
             if fired is None:
                 timed_out = True
                 break
+            joined[index] = mark
             derivations.extend(fired[0])
             rejected += fired[1]
             if late():

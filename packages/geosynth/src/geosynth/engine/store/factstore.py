@@ -15,6 +15,10 @@ so a rule compiled to a join always sees the current classes:
   zero angle makes all its direction pairs parallel, and merging directions merges the angle rows that
   become the same (a worklist, so cascades terminate).
 
+Every row carries in ``v`` the :attr:`FactStore.clock` of the write that inserted or last changed it,
+so a rule can join only the combinations that involve a row written since its last join (semi-naive
+evaluation): a combination of older rows was there, unchanged, at that join.
+
 Diagrammatic side conditions are not stored: they are read off the diagram when a rule fires.
 
 The tables are never committed: every write since the store was built sits in one open transaction.
@@ -27,24 +31,37 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 _SCHEMA = """
-CREATE TABLE line (a TEXT, b TEXT, l INTEGER);
-CREATE TABLE dir (l INTEGER PRIMARY KEY, d INTEGER);
-CREATE TABLE perp (d1 INTEGER, d2 INTEGER, UNIQUE (d1, d2));
-CREATE TABLE seg (a TEXT, b TEXT, s INTEGER);
-CREATE TABLE midp (m TEXT, a TEXT, b TEXT, UNIQUE (m, a, b));
-CREATE TABLE circ (p TEXT, k INTEGER, UNIQUE (p, k));
-CREATE TABLE ang (d1 INTEGER, d2 INTEGER, g INTEGER, UNIQUE (d1, d2));
-CREATE INDEX line_ab ON line (a, b);
-CREATE INDEX line_l ON line (l);
+CREATE TABLE line (a TEXT, b TEXT, l INTEGER, v INTEGER);
+CREATE TABLE dir (l INTEGER PRIMARY KEY, d INTEGER, v INTEGER);
+CREATE TABLE perp (d1 INTEGER, d2 INTEGER, v INTEGER, UNIQUE (d1, d2));
+CREATE TABLE seg (a TEXT, b TEXT, s INTEGER, v INTEGER);
+CREATE TABLE midp (m TEXT, a TEXT, b TEXT, v INTEGER, UNIQUE (m, a, b));
+CREATE TABLE circ (p TEXT, k INTEGER, v INTEGER, UNIQUE (p, k));
+CREATE TABLE ang (d1 INTEGER, d2 INTEGER, g INTEGER, v INTEGER, UNIQUE (d1, d2));
+CREATE INDEX line_abl ON line (a, b, l);
+CREATE INDEX line_bal ON line (b, a, l);
+CREATE INDEX line_lab ON line (l, a, b);
 CREATE INDEX dir_d ON dir (d);
-CREATE INDEX seg_ab ON seg (a, b);
-CREATE INDEX seg_s ON seg (s);
+CREATE INDEX seg_abs ON seg (a, b, s);
+CREATE INDEX seg_bas ON seg (b, a, s);
+CREATE INDEX seg_sab ON seg (s, a, b);
+CREATE INDEX midp_abm ON midp (a, b, m);
+CREATE INDEX midp_bam ON midp (b, a, m);
+CREATE INDEX perp_d2 ON perp (d2, d1);
 CREATE INDEX circ_k ON circ (k);
-CREATE INDEX ang_g ON ang (g);
+CREATE INDEX ang_d2 ON ang (d2, d1, g);
+CREATE INDEX ang_g ON ang (g, d1, d2);
+CREATE INDEX line_v ON line (v);
+CREATE INDEX dir_v ON dir (v);
+CREATE INDEX perp_v ON perp (v);
+CREATE INDEX seg_v ON seg (v);
+CREATE INDEX midp_v ON midp (v);
+CREATE INDEX circ_v ON circ (v);
+CREATE INDEX ang_v ON ang (v);
 """
 
 
@@ -85,8 +102,12 @@ class FactStore:
 
     def __init__(self, points: Iterable[str]) -> None:
         self.points = tuple(points)
-        self.db = sqlite3.connect(":memory:")
+        self.db = sqlite3.connect(":memory:", cached_statements=1024)
         self.db.executescript(_SCHEMA)
+        self.clock = 0
+        """The version every write stamps on the rows it inserts or changes (column ``v``)."""
+        self.written: dict[str, int] = dict.fromkeys(("line", "dir", "perp", "seg", "midp", "circ", "ang"), 0)
+        """Per table, the version of its latest write (a join of older tables has nothing new)."""
         self._lines, self._dirs, self._lengths, self._angles = (
             UnionFind(),
             UnionFind(),
@@ -108,13 +129,41 @@ class FactStore:
         self._pair: dict[tuple[str, str], int] = {}
         for ident, (a, b) in enumerate(pairs):
             self._pair[a, b] = self._pair[b, a] = ident
-            self.db.executemany("INSERT INTO line VALUES (?, ?, ?)", [(a, b, ident), (b, a, ident)])
-            self.db.executemany("INSERT INTO seg VALUES (?, ?, ?)", [(a, b, ident), (b, a, ident)])
-            self.db.execute("INSERT INTO dir VALUES (?, ?)", (ident, ident))
+            self.db.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", [(a, b, ident), (b, a, ident)])
+            self.db.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", [(a, b, ident), (b, a, ident)])
+            self.db.execute("INSERT INTO dir VALUES (?, ?, 0)", (ident, ident))
 
     # --- lookups ---------------------------------------------------------------------------------------
 
-    def select(self, sql: str, deadline: float | None = None) -> list[tuple[Any, ...]] | None:
+    def tick(self) -> int:
+        """Advance :attr:`clock`; rows written from now on carry the returned version or a later one."""
+        self.clock += 1
+        return self.clock
+
+    def recent_share(self, since: int) -> Callable[[str], float]:
+        """A function giving, per table, the share of its rows of version ``since`` or later (memoised)."""
+        memo: dict[str, float] = {}
+
+        def share(table: str) -> float:
+            found = memo.get(table)
+            if found is None:
+                recent, total = self.db.execute(
+                    f"SELECT (SELECT COUNT(*) FROM {table} WHERE v >= ?), (SELECT COUNT(*) FROM {table})",
+                    (since,),
+                ).fetchone()
+                found = memo[table] = recent / total if total else 0.0
+            return found
+
+        return share
+
+    def _stamp(self, table: str) -> int:
+        """The version for a write to ``table`` now (remembered as that table's latest write)."""
+        self.written[table] = self.clock
+        return self.clock
+
+    def select(
+        self, sql: str, deadline: float | None = None, params: dict[str, Any] | None = None
+    ) -> list[tuple[Any, ...]] | None:
         """Every row of a read-only query, or ``None`` when it ran past ``deadline`` and was interrupted.
 
         ``deadline`` is a :func:`time.perf_counter` reading (``None``: the query runs to the end). While
@@ -124,7 +173,7 @@ class FactStore:
         the store stays usable. Only ``SELECT`` statements belong here.
         """
         if deadline is None:
-            return self.db.execute(sql).fetchall()
+            return self.db.execute(sql, params or {}).fetchall()
         fired = False
 
         def late() -> bool:
@@ -134,7 +183,7 @@ class FactStore:
 
         self.db.set_progress_handler(late, PROGRESS_STEPS)
         try:
-            return self.db.execute(sql).fetchall()
+            return self.db.execute(sql, params or {}).fetchall()
         except sqlite3.OperationalError:
             if fired:
                 return None
@@ -181,7 +230,7 @@ class FactStore:
             return False
         kept, gone = merged
         d_kept, d_gone = self._dirs.find(kept), self._dirs.find(gone)
-        self.db.execute("UPDATE line SET l = ? WHERE l = ?", (kept, gone))
+        self.db.execute("UPDATE line SET l = ?, v = ? WHERE l = ?", (kept, self._stamp("line"), gone))
         self.db.execute("DELETE FROM dir WHERE l = ?", (gone,))
         self.merge_dirs(d_kept, d_gone)
         return True
@@ -196,9 +245,13 @@ class FactStore:
                 continue
             changed = True
             kept, gone = merged
-            self.db.execute("UPDATE dir SET d = ? WHERE d = ?", (kept, gone))
-            self.db.execute("UPDATE OR IGNORE perp SET d1 = ? WHERE d1 = ?", (kept, gone))
-            self.db.execute("UPDATE OR IGNORE perp SET d2 = ? WHERE d2 = ?", (kept, gone))
+            self.db.execute("UPDATE dir SET d = ?, v = ? WHERE d = ?", (kept, self._stamp("dir"), gone))
+            self.db.execute(
+                "UPDATE OR IGNORE perp SET d1 = ?, v = ? WHERE d1 = ?", (kept, self._stamp("perp"), gone)
+            )
+            self.db.execute(
+                "UPDATE OR IGNORE perp SET d2 = ?, v = ? WHERE d2 = ?", (kept, self._stamp("perp"), gone)
+            )
             self.db.execute("DELETE FROM perp WHERE d1 = ? OR d2 = ?", (gone, gone))
             work.extend(self._move_angles(kept, gone))
         return changed
@@ -224,7 +277,9 @@ class FactStore:
         return pending
 
     def _insert_angle(self, d1: int, d2: int, g: int) -> None:
-        rowid = self.db.execute("INSERT INTO ang VALUES (?, ?, ?)", (d1, d2, g)).lastrowid
+        rowid = self.db.execute(
+            "INSERT INTO ang VALUES (?, ?, ?, ?)", (d1, d2, g, self._stamp("ang"))
+        ).lastrowid
         self._ang[d1, d2] = g
         self._ang_rows.setdefault(g, {})[d1, d2] = 0 if rowid is None else rowid
 
@@ -250,7 +305,7 @@ class FactStore:
         if merged is None:
             return []
         kept, gone = merged
-        self.db.execute("UPDATE ang SET g = ? WHERE g = ?", (kept, gone))
+        self.db.execute("UPDATE ang SET g = ?, v = ? WHERE g = ?", (kept, self._stamp("ang"), gone))
         moved = self._ang_rows.pop(gone, {})
         for pair in moved:
             self._ang[pair] = kept
@@ -313,7 +368,8 @@ class FactStore:
         d1, d2 = self._dirs.find(d1), self._dirs.find(d2)
         if self.is_perp(d1, d2):
             return False
-        self.db.executemany("INSERT INTO perp VALUES (?, ?)", [(d1, d2), (d2, d1)])
+        stamp = self._stamp("perp")
+        self.db.executemany("INSERT INTO perp VALUES (?, ?, ?)", [(d1, d2, stamp), (d2, d1, stamp)])
         return True
 
     def merge_lengths(self, s1: int, s2: int) -> bool:
@@ -321,14 +377,15 @@ class FactStore:
         merged = self._lengths.union(s1, s2)
         if merged is None:
             return False
-        self.db.execute("UPDATE seg SET s = ? WHERE s = ?", merged)
+        self.db.execute("UPDATE seg SET s = ?, v = ? WHERE s = ?", (merged[0], self._stamp("seg"), merged[1]))
         return True
 
     def add_midpoint(self, m: str, a: str, b: str) -> bool:
         """Record a midpoint. Returns whether it was new."""
         if self.has_midpoint(m, a, b):
             return False
-        self.db.executemany("INSERT INTO midp VALUES (?, ?, ?)", [(m, a, b), (m, b, a)])
+        stamp = self._stamp("midp")
+        self.db.executemany("INSERT INTO midp VALUES (?, ?, ?, ?)", [(m, a, b, stamp), (m, b, a, stamp)])
         return True
 
     def add_circle(self, points: tuple[str, ...]) -> bool:
@@ -342,10 +399,14 @@ class FactStore:
             kept = min(circles)
             for gone in circles:
                 if gone != kept:
-                    self.db.execute("UPDATE OR IGNORE circ SET k = ? WHERE k = ?", (kept, gone))
+                    self.db.execute(
+                        "UPDATE OR IGNORE circ SET k = ?, v = ? WHERE k = ?",
+                        (kept, self._stamp("circ"), gone),
+                    )
                     self.db.execute("DELETE FROM circ WHERE k = ?", (gone,))
         else:
             kept = self._next_circle
             self._next_circle += 1
-        self.db.executemany("INSERT OR IGNORE INTO circ VALUES (?, ?)", [(p, kept) for p in points])
+        stamp = self._stamp("circ")
+        self.db.executemany("INSERT OR IGNORE INTO circ VALUES (?, ?, ?)", [(p, kept, stamp) for p in points])
         return True
