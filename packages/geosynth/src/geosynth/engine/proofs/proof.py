@@ -171,11 +171,9 @@ class Tracer:
         if isinstance(fact, EqualLength) and fact.points[:2] == fact.points[2:]:
             return _derivation(fact, SAME_SEGMENT, ())
         if self.coords:
-            angles, ratios, known = self.prefix_systems(upto)
-            verdict = goal_sources(fact, angles, ratios)
-            if verdict is not None and fact not in (known[i] for i in verdict[1]):
-                sources = tuple(known[i] for i in sorted(verdict[1]))
-                return self._chased(fact, verdict[0], sources, upto)
+            chased = self._from_systems(fact, upto)
+            if chased is not None:
+                return self._chased(fact, chased[0], chased[1], upto)
         # implied by merged classes (lines sharing two points, circles sharing three)
         pool = self.facts[:upto]
         pairs = list(itertools.combinations(fact.points, 2)) if isinstance(fact, Collinear) else []
@@ -184,6 +182,38 @@ class Tracer:
         if isinstance(fact, Concyclic) and not store_implies(premise_store(self.points, shared), fact):
             shared = _circle_chain(fact, pool, self.points) or shared
         return self._ensure(_derivation(fact, SAME_CLASSES, _dedupe([*shared, *joining])), upto)
+
+    def _from_systems(self, fact: Relation, upto: int) -> tuple[str, tuple[Relation, ...]] | None:
+        """The chasing rule and sources that imply ``fact`` from facts known before ``upto``, if any.
+
+        Building the systems of a prefix is the costly part of tracing, so the systems already built
+        are tried first: those of a shorter prefix (their sources were known earlier still), then the
+        final ones when every source they combine comes before ``upto`` and the step checks over the
+        classes known then (a line merged only by a later fact fails it); the systems of exactly this
+        prefix are built last.
+        """
+        for limit in sorted((limit for limit in self._prefix if limit <= upto), reverse=True):
+            found = self._chase_in(fact, *self._prefix[limit])
+            if found is not None:
+                return found
+        angles, ratios = self.systems()
+        found = self._chase_in(fact, angles, ratios, self.facts)
+        if found is not None and all(self.index.get(s, upto) < upto for s in found[1]):
+            full = _dedupe([*found[1], *class_premises([fact, *found[1]], self.facts[:upto])])
+            if check_step(found[0], fact, full, self._context()) is None:
+                return found
+        if upto in self._prefix:
+            return None
+        return self._chase_in(fact, *self.prefix_systems(upto))
+
+    @staticmethod
+    def _chase_in(
+        fact: Relation, angles: AngleSystem, ratios: RatioSystem, known: list[Relation]
+    ) -> tuple[str, tuple[Relation, ...]] | None:
+        verdict = goal_sources(fact, angles, ratios)
+        if verdict is None or fact in (known[i] for i in verdict[1]):
+            return None
+        return verdict[0], tuple(known[i] for i in sorted(verdict[1]))
 
     def _context(self) -> StepContext:
         return StepContext(frozenset(self.givens), self.points, self.coords)
