@@ -35,6 +35,7 @@ from geosynth import (
     build_relation,
     relation_text,
 )
+from geosynth.engine.language.relations import canonical_four_pairs
 
 NAMES = st.lists(st.sampled_from("abcdefghijkmnopq"), min_size=8, max_size=8, unique=True)
 
@@ -68,6 +69,24 @@ def test_line_angle_equality_has_eight_equivalent_forms(names: list[str]) -> Non
     assert EqualRatios.of(a, b, c, d, e, f, g, h) == EqualRatios.of(e, f, a, b, g, h, c, d)
     # Not a symmetry: pairing the first line with the third.
     assert EqualLineAngles.of(a, b, e, f, g, h, c, d) != base or len({a, b, c, d, e, f, g, h}) < 8
+
+
+@given(st.lists(st.sampled_from("abcd"), min_size=8, max_size=8))
+def test_four_pair_form_is_the_least_of_the_eight_orderings(names: list[str]) -> None:
+    # Few names, so pairs repeat (``a b : c d = a b : e f``) and several orderings tie for least.
+    pairs = [tuple(sorted(names[i : i + 2])) for i in range(0, 8, 2)]
+    orders = [
+        (0, 1, 2, 3),
+        (2, 3, 0, 1),
+        (1, 0, 3, 2),
+        (3, 2, 1, 0),
+        (0, 2, 1, 3),
+        (1, 3, 0, 2),
+        (2, 0, 3, 1),
+        (3, 1, 2, 0),
+    ]
+    least = min(tuple(pairs[i] for i in order) for order in orders)
+    assert canonical_four_pairs(tuple(names)) == tuple(x for pair in least for x in pair)
 
 
 @given(NAMES)

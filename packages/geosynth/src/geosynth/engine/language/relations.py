@@ -57,25 +57,31 @@ FOUR_PAIR_ORDERS = (
 """The eight orderings of ``p1 : p2 = p3 : p4`` that state the same equality."""
 
 
+_FOUR_PAIR_BY_FIRST = tuple(tuple(o for o in FOUR_PAIR_ORDERS if o[0] == first) for first in range(4))
+"""The two orderings of ``FOUR_PAIR_ORDERS`` that start with each pair."""
+
+
 def canonical_four_pairs(points: Points) -> Points:
     """Least form of ``p1 : p2 = p3 : p4`` over pairs of points (equal line angles, equal ratios).
 
     The statement is invariant under swapping its two sides, swapping the middle terms, and reversing
-    both sides, which generate a group of eight orderings; each pair is itself unordered.
+    both sides, which generate a group of eight orderings (``FOUR_PAIR_ORDERS``); each pair is itself
+    unordered. The least ordering starts with the least pair, so when that pair occurs once only the two
+    orderings that start with it are compared.
     """
-    p = [_seg(points[i], points[i + 1]) for i in range(0, 8, 2)]
-    orders = (
-        (0, 1, 2, 3),
-        (2, 3, 0, 1),
-        (1, 0, 3, 2),
-        (3, 2, 1, 0),
-        (0, 2, 1, 3),
-        (1, 3, 0, 2),
-        (2, 0, 3, 1),
-        (3, 1, 2, 0),
+    p = (
+        _seg(points[0], points[1]),
+        _seg(points[2], points[3]),
+        _seg(points[4], points[5]),
+        _seg(points[6], points[7]),
     )
-    best = min(tuple(p[i] for i in order) for order in orders)
-    return tuple(x for pair in best for x in pair)
+    low = min(p)
+    if p.count(low) == 1:
+        (_, b1, c1, d1), (_, b2, c2, d2) = _FOUR_PAIR_BY_FIRST[p.index(low)]
+        best = (low, *min((p[b1], p[c1], p[d1]), (p[b2], p[c2], p[d2])))
+    else:
+        best = min(tuple(p[i] for i in order) for order in FOUR_PAIR_ORDERS)
+    return (*best[0], *best[1], *best[2], *best[3])
 
 
 def canonical_angle_pair(points: Points) -> Points:
