@@ -15,7 +15,7 @@ every continuation is executed by geodsl. Only finished solutions (with a ``Get`
 Usage:
     uv run python bench/bench_mc_vs_figure.py --runs runs/cpu-prm/evaluate/prm_runs.jsonl \
         --figured runs/cpu-prm/data/synth/heldout/pgps/pgps.json \
-        --policy apps/cli/src/geo_cli/bundled/pgps-cpu/model [--per-problem 4] [--m 8] [--json OUT]
+        --policy apps/cli/src/geo_cli/bundled/pgps-cpu-v1/model [--per-problem 4] [--m 8] [--json OUT]
 """
 
 from __future__ import annotations

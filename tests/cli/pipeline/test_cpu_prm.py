@@ -25,7 +25,7 @@ for _extra in ("torch", "transformers", "tokenizers", "accelerate"):
     pytest.importorskip(_extra, reason=f"the train and evaluate stages need {_extra}")
 
 runner = CliRunner()
-POLICY = "bundled:pgps-cpu/model"
+POLICY = "bundled:pgps-cpu-v1/model"
 STRATEGIES = {"greedy", "sc", "random", "bon_mean", "bon_min", "bon_max", "refined_bon"}
 
 CONFIG: dict[str, Any] = {
