@@ -258,3 +258,42 @@ def test_an_unknown_generator_preset_is_one_line_naming_the_split(tmp_path: Path
         check.output.split()
     )
     assert not (tmp_path / "work" / "data" / "train.json").exists()
+
+
+def test_trace_weights_repeat_each_trace_types_records_per_epoch(finished: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import geotrain
+
+    # The finished run's data and mts stages are reused (same inputs, so cached); only train runs again.
+    for stage in ("data", "mts"):
+        shutil.copytree(finished / "work" / stage, tmp_path / "work" / stage)
+    config = _write(tmp_path, {"train": {"trace_weights": {"program": 3, "cot_pal": 0.5}}})
+    result = runner.invoke(app, ["pipeline", "run", str(config), "--until", "train"])
+    assert result.exit_code == 0, result.output
+    mixture = (finished / "work" / "mts" / "mixtures" / "mts_all.jsonl").read_text().splitlines()
+    counts: dict[str, int] = {}
+    for line in mixture:
+        trace = json.loads(line)["trace_type"]
+        counts[trace] = counts.get(trace, 0) + 1
+    data = tmp_path / "work" / "train" / "data"
+    weights = {"program": 3.0, "pal": 1.0, "cot_program": 1.0, "cot_pal": 0.5}
+    sources = []
+    for trace, weight in weights.items():
+        part = data / f"mts_all.{trace}.jsonl"
+        lines = part.read_text().splitlines()
+        assert len(lines) == counts[trace] and all(json.loads(x)["trace_type"] == trace for x in lines)
+        sources.append(geotrain.DataSource(path=str(part), weight=weight))
+    examples = geotrain.load_examples(sources, seed=0)
+    expected = 3 * counts["program"] + counts["pal"] + counts["cot_program"] + round(0.5 * counts["cot_pal"])
+    assert len(examples) == expected
+    summary = json.loads((tmp_path / "work" / "train" / "stage.json").read_text())["summary"]
+    assert summary["examples_per_epoch"] == expected and summary["global_step"] == 2
+
+
+def test_trace_weights_without_an_mts_mixture_is_one_line(tmp_path: Path) -> None:
+    config = _write(tmp_path, {"train": {"records": "given.jsonl", "trace_weights": {"program": 2}}})
+    message = _error(runner.invoke(app, ["pipeline", "check", str(config)]))
+    assert (
+        "train.trace_weights weighs the trace types of an MTS mixture; this train stage reads none" in message
+    )

@@ -48,6 +48,8 @@ such as the CPU preset's trained checkpoint and its held-out split."""
 
 DiagramSetting = Literal["image", "clauses"]
 """How the diagram reaches the model (``geosynth.mts.DiagramSetting``): ``image``, or its clauses in the prompt."""
+TraceName = Literal["program", "pal", "cot_program", "cot_pal"]
+"""A trace type of the MTS records (``geosynth.mts.TraceType``)."""
 
 
 class _Model(BaseModel):
@@ -240,6 +242,10 @@ class TrainSettings(_Model):
     """A geotrain preset the settings start from (``pa_sft_8b``, ``gm_prm``...)."""
     mixture: str = "mts_all"
     """The MTS mixture trained on (``mts_all``, ``single_pal``, ``wo_cot_pal``...)."""
+    trace_weights: dict[TraceName, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+    """Passes per epoch over the mixture's records of each trace type, 1 for a type not named: ``{program: 4}``
+    trains on every program record four times an epoch and on the other traces once (geotrain's source
+    weights: a fraction keeps a seeded share). Only for an MTS mixture of PA records."""
     records: str | None = None
     """Train on this JSON Lines file instead of an MTS mixture (then the stage does not need mts)."""
     records_kind: Literal["pa", "prm", "chat"] = "pa"
@@ -483,6 +489,14 @@ class PipelineConfig(_Model):
             and self.train.records is None
             and not self.trains_proposer()
         )
+        if (
+            self.train is not None
+            and self.train.trace_weights
+            and (not uses_mts or self.mts.critiques is not None)
+        ):
+            raise ValueError(
+                "train.trace_weights weighs the trace types of an MTS mixture; this train stage reads none"
+            )
         if uses_mts and (not self.mts.enabled or self.data.train is None):
             raise ValueError("train reads the MTS mixture, so mts must be enabled and data.train set")
         if uses_mts and self.evaluate.enabled and needs_trained and self.evaluate.setting != self.mts.setting:

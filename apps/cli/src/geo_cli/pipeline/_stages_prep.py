@@ -27,7 +27,7 @@ from geo_cli.pipeline._state import atomic_write_text, file_digest
 from geo_cli.pipeline.errors import PipelineConfigError, StageFailedError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from geodsl.data import PGPSRecord
     from geosynth.synth import SynthConfig
@@ -493,6 +493,44 @@ def _records_file(ctx: StageContext) -> tuple[Path, str]:
     return local, "pa"
 
 
+def _weighted_sources(records: Path, kind: str, weights: Mapping[str, float]) -> list[dict[str, Any]]:
+    """The data sources geotrain reads: the records as one source, or one source per trace type with its weight.
+
+    With ``weights`` the PA records are split by ``trace_type`` into ``<records stem>.<type>.jsonl`` beside
+    them (each written atomically, in the mixture's order), so geotrain repeats each type's records by its
+    weight; a type the weights do not name keeps weight 1.
+
+    Raises:
+        PipelineConfigError: a record without a known trace type, or a weighted type the mixture lacks.
+    """
+    if not weights:
+        return [{"path": str(records), "kind": kind}]
+    groups: dict[str, list[str]] = {}
+    for number, line in enumerate(records.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            trace = json.loads(line).get("trace_type")
+        except (json.JSONDecodeError, AttributeError):
+            trace = None
+        if not isinstance(trace, str):
+            raise PipelineConfigError(
+                f"{records}:{number}: a PA record without a trace_type; trace_weights needs one"
+            )
+        groups.setdefault(trace, []).append(line)
+    missing = sorted(set(weights) - set(groups))
+    if missing:
+        raise PipelineConfigError(
+            f"train.trace_weights names {', '.join(missing)}, which {records.name} has no records of; it has {sorted(groups)}"
+        )
+    sources: list[dict[str, Any]] = []
+    for trace, lines in groups.items():
+        part = records.with_name(f"{records.stem}.{trace}.jsonl")
+        atomic_write_text(part, "".join(f"{line}\n" for line in lines))
+        sources.append({"path": str(part), "kind": kind, "weight": float(weights.get(trace, 1.0))})
+    return sources
+
+
 def _scratch_model(ctx: StageContext, records: Path, kind: str) -> str:
     """Build the ``scratch:`` base model once: a tokenizer trained on the training records, random weights."""
     import geotrain
@@ -537,7 +575,7 @@ def _run_config(ctx: StageContext) -> Any:
         model_path = str(bundled_path(train.base_model))
     values: dict[str, Any] = {
         **train.settings, "model_path": model_path, "output_dir": str(ctx.folder / "run"),
-        "data": [{"path": str(records), "kind": kind}],
+        "data": _weighted_sources(records, kind, {str(t): w for t, w in train.trace_weights.items()}),
     }  # fmt: skip
     if family is not None:
         values["family"] = family
@@ -646,6 +684,7 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
     history = [e for e in result["log_history"] if "loss" in e]
     return {
         "global_step": result["global_step"], "resumed_from_checkpoint": resume,
+        "examples_per_epoch": len(geotrain.load_examples(config.data, config.seed)),
         "losses": [[e.get("step", i), e["loss"]] for i, e in enumerate(history)],
         "final_loss": history[-1]["loss"] if history else None, "model": str(train_model_dir(ctx.folder)),
     }  # fmt: skip
