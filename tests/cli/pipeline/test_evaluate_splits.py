@@ -197,8 +197,10 @@ Run = Callable[[int], list[dict[str, Any]]]
 
 
 def test_batched_greedy_decoding_gives_the_rows_of_one_problem_at_a_time(
-    data_dir: Path, tmp_path: Path, tiny_model: Path
+    data_dir: Path, tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(stage, "_KEEP_TEXTS", 1)  # sampled texts for the gallery: the first problem only
+
     def rows(batch_size: int) -> list[dict[str, Any]]:
         work = tmp_path / f"batch{batch_size}"
         config = _config({"model": str(tiny_model), "batch_size": batch_size, "beam": False})
@@ -211,6 +213,11 @@ def test_batched_greedy_decoding_gives_the_rows_of_one_problem_at_a_time(
     assert greedy == [{k: r[k] for k in ("id", "greedy", "greedy_texts")} for r in batched]
     texts = [r["greedy_texts"]["program"] for r in alone]
     assert len(set(texts)) > 1 and all(texts)  # the problems' outputs differ, so a swap would show
+    assert ["texts" in r for r in alone] == [
+        True,
+        False,
+        False,
+    ]  # every greedy text is kept, for reading failures
     res = json.loads((tmp_path / "batch3" / "evaluate" / "results.json").read_text())
     model = res["model"]
     config = json.loads((tiny_model / "config.json").read_text())

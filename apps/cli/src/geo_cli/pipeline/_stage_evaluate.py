@@ -58,7 +58,7 @@ CANDIDATES = "candidates.jsonl"
 RESULTS = "results.json"
 SPLITS_DIR = "splits"
 """Where the splits after the first one write their files: ``splits/<name>/``."""
-#: Problems per split whose candidate texts are kept for the report's gallery.
+#: Problems per split whose sampled candidate texts are kept for the report's gallery (greedy texts: all).
 _KEEP_TEXTS = 8
 #: How each figure of ``results.json`` is measured (also written into the file).
 UNITS = {
@@ -304,6 +304,8 @@ def _row(
         "traces": {t: answers(outputs[v + i], t) for i, t in enumerate(s.order)},
         "sc_sample": answers(outputs[2 * v], None),
         "tokens": sum(c.num_tokens or 0 for out in outputs for c in out),
+        # every problem's greedy texts, so failures can be read afterwards (a few KB per problem)
+        "greedy_texts": {t: outputs[i][0].text for i, t in enumerate(s.order)},
     }  # fmt: skip
     if s.beam:
         beam = outputs[2 * v + 1]
@@ -311,7 +313,6 @@ def _row(
         row["unified_patterns"] = [run.pattern(c.text) for c in beam]
     if keep:
         row["texts"] = {t: outputs[v + i][0].text for i, t in enumerate(s.order)}
-        row["greedy_texts"] = {t: outputs[i][0].text for i, t in enumerate(s.order)}
     return row
 
 
