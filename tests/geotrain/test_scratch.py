@@ -157,6 +157,39 @@ def test_the_tokenizer_round_trips_and_spells_numbers_digit_by_digit(built: Path
     assert with_digits and all(len(t) == 1 for t in with_digits)
 
 
+def test_a_whole_number_tokenizer_keeps_frequent_numbers_as_one_token_wherever_it_is_loaded(
+    tmp_path: Path,
+) -> None:
+    from geotrain._trainer import load_processor as trainer_processor
+    from geotts.backends.transformers import TransformersSampler, load_processor
+
+    spec = SPEC.model_copy(update={"numbers": "whole"})
+    folder = geotrain.build_scratch_model(spec, CORPUS, tmp_path / "whole")
+    loaded = [load_processor(folder), trainer_processor(folder, "causal_lm")]
+    loaded.append(TransformersSampler.from_pretrained(folder).tokenizer)
+    for tok in loaded:  # the sampler, the trainer and the plain loader all read the saved pre-tokenisation
+        # 130 and 12.5-like numbers fill the corpus: each is one token, in the prompt and in the program alike
+        assert tok.tokenize("Gougu V0 130 Get V0").count("130") == 1
+        assert "130" in tok.tokenize("m \\angle ABC = 130")
+        digits = [p for p in tok.tokenize("AB = 31415926535") if any(ch.isdigit() for ch in p)]
+        assert "".join(digits) == "31415926535" and len(digits) > 1  # an unseen number: pieces of itself
+        for text in (*SAMPLES, "x = 0.0051, 3x+17, 1.5.2"):
+            assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
+    # Qwen2's tokenizer class would have cut every number into digits: the folder must not load as one.
+    assert type(transformers.AutoTokenizer.from_pretrained(folder)).__name__ == "Qwen2Tokenizer"
+    assert all(type(tok).__name__ != "Qwen2Tokenizer" for tok in loaded)
+
+
+def test_whole_numbers_need_the_qwen_split() -> None:
+    from geotts import StrategyConfigError
+    from geotts.testing import train_tokenizer
+
+    with pytest.raises(StrategyConfigError, match="numbers 'whole' needs qwen_split"):
+        train_tokenizer(CORPUS, 400, qwen_split=False, numbers="whole")
+    with pytest.raises(ValidationError, match="numbers"):
+        ScratchModel.model_validate({"numbers": "bytes"})
+
+
 def test_the_vocabulary_stays_within_the_target_and_the_chat_tokens_are_special(built: Path) -> None:
     tok = transformers.AutoTokenizer.from_pretrained(built)
     config = transformers.AutoConfig.from_pretrained(built)

@@ -2,8 +2,8 @@
 
 Where no pretrained weights can be had (an offline machine) or a result needs a model that learned only
 from geo's own data, :func:`build_scratch_model` writes a randomly initialised Qwen-family causal LM
-whose byte-level BPE tokenizer is trained on the training texts themselves (digits stay single tokens,
-so numbers are read digit by digit). The folder is an ordinary model folder: geotrain trains it as the
+whose byte-level BPE tokenizer is trained on the training texts themselves (digits stay single tokens, so
+numbers are read digit by digit, unless ``numbers`` is ``whole``). The folder is an ordinary model folder: geotrain trains it as the
 ``causal_lm`` family, and the geotts transformers backend loads it.
 """
 
@@ -47,6 +47,10 @@ class ScratchModel(BaseModel):
     """Longest sequence the rotary embedding is set up for."""
     tie_word_embeddings: bool = True
     """Share the input embedding and the output layer (saves vocabulary x width parameters)."""
+    numbers: Literal["digits", "whole"] = "digits"
+    """How the tokenizer cuts numbers: ``digits`` (Qwen2's, one token per digit) or ``whole`` (merges inside
+    each number, so the corpus's frequent numbers are single tokens that the model copies from the prompt
+    in one step; geotts's ``NumberSplit``)."""
 
     @model_validator(mode="after")
     def _check(self) -> ScratchModel:
@@ -107,7 +111,7 @@ def build_scratch_model(spec: ScratchModel, texts: Iterable[str], out: str | Pat
     transformers = require_train("transformers")
     torch = require_train("torch")
     try:
-        tok: Any = train_tokenizer(corpus, spec.vocab_size)
+        tok: Any = train_tokenizer(corpus, spec.vocab_size, numbers=spec.numbers)
     except GeoTTSMissingExtra as exc:
         raise MissingExtraError(
             f'build_scratch_model needs the train extra: pip install "geotrain[train]" ({exc})'

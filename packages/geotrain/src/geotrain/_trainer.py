@@ -97,8 +97,12 @@ def load_processor(path: str | Path, family: Family) -> Any:
 
     Text-only causal LMs (``causal_lm``) get their tokenizer.
     """
-    if family == "causal_lm":
-        return transformers.AutoTokenizer.from_pretrained(path)
+    if (
+        family == "causal_lm"
+    ):  # geotts's loader: a tokenizer saved with its own pre-tokenisation loads as saved
+        from geotts.backends.transformers import load_processor as load_tokenizer
+
+        return load_tokenizer(path)
     try:
         return transformers.AutoProcessor.from_pretrained(path)
     except (OSError, ImportError, AttributeError, ValueError):

@@ -19,7 +19,16 @@ from typing import Any, Literal, get_args
 from geotts.backends._common import require
 from geotts.errors import StrategyConfigError
 
-__all__ = ("QWEN_SPLIT", "TINY_KINDS", "TinyKind", "chat_template", "tiny_qwen_vl", "train_tokenizer")
+__all__ = (
+    "QWEN_SPLIT",
+    "TINY_KINDS",
+    "WHOLE_NUMBER_SPLIT",
+    "NumberSplit",
+    "TinyKind",
+    "chat_template",
+    "tiny_qwen_vl",
+    "train_tokenizer",
+)
 
 TinyKind = Literal["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "causal_lm"]
 """The families :func:`tiny_qwen_vl` builds."""
@@ -93,31 +102,51 @@ def _check_kind(kind: str) -> None:
 QWEN_SPLIT = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 """Qwen2's pre-tokenisation pattern (single digits, words with their leading space or punctuation)."""
 
+WHOLE_NUMBER_SPLIT = QWEN_SPLIT.replace(r"|\p{N}|", r"|\p{N}+(?:\.\p{N}+)?|", 1)
+"""Qwen2's pattern with each number (``105``, ``27.9``) one piece instead of one piece per digit: the merges
+learnt on it make the corpus's frequent numbers single tokens, and a rarer number a few pieces of itself."""
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int, *, qwen_split: bool = True) -> Any:
-    """Train a byte-level BPE on ``texts`` and wrap it as a Qwen2 tokenizer with the Qwen special tokens.
+NumberSplit = Literal["digits", "whole"]
+"""How a learnt tokenizer cuts numbers: ``digits`` (Qwen2's, one token per digit) or ``whole`` (merges inside
+each number, so frequent numbers are one token and a model copies them from the prompt in one step)."""
 
-    Pre-tokenisation is Qwen2's (every digit is its own token, so numbers are spelled digit by digit), so
-    the merges learnt here are the ones the Qwen2 tokenizer applies. Decoding round-trips every text.
+
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int, *, qwen_split: bool = True, numbers: NumberSplit = "digits"
+) -> Any:
+    """Train a byte-level BPE on ``texts`` and wrap it as a tokenizer with the Qwen special tokens.
+
+    With ``numbers="digits"`` pre-tokenisation is Qwen2's (every digit is its own token, so numbers are
+    spelled digit by digit), so the merges learnt here are the ones the Qwen2 tokenizer applies. With
+    ``numbers="whole"`` each number is one piece (:data:`WHOLE_NUMBER_SPLIT`) and the tokenizer carries
+    that pre-tokenisation itself. Decoding round-trips every text either way.
 
     Args:
         texts: The training texts.
         vocab_size: Target vocabulary size (byte alphabet and special tokens included).
         qwen_split: Learn the merges on Qwen2's pre-tokenisation (True), or on GPT-2's byte-level split
             (False: what the tiny test models use; the Qwen2 tokenizer then never applies multi-digit merges).
+        numbers: How numbers are cut (:data:`NumberSplit`); ``whole`` needs ``qwen_split``.
 
     Returns:
-        A ``transformers.Qwen2Tokenizer`` (end of turn ``<|im_end|>``, padding ``<|endoftext|>``).
+        A ``transformers.Qwen2Tokenizer`` for ``digits``; for ``whole`` a fast tokenizer whose saved
+        ``tokenizer.json`` holds the number-keeping split (end of turn ``<|im_end|>``, padding
+        ``<|endoftext|>`` in both).
 
     Raises:
         MissingExtraError: when tokenizers or transformers is not installed.
     """
     require("tokenizers", "transformers")
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     transformers = require("transformers", "transformers")
+    if numbers not in ("digits", "whole"):
+        raise StrategyConfigError(f"numbers {numbers!r}: choose 'digits' or 'whole'")
+    if numbers == "whole" and not qwen_split:
+        raise StrategyConfigError("numbers 'whole' needs qwen_split: it changes Qwen2's pre-tokenisation")
     tok = Tokenizer(models.BPE())
-    split = [pre_tokenizers.Split(Regex(QWEN_SPLIT), behavior="isolated")] if qwen_split else []
+    pattern = WHOLE_NUMBER_SPLIT if numbers == "whole" else QWEN_SPLIT
+    split = [pre_tokenizers.Split(Regex(pattern), behavior="isolated")] if qwen_split else []
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [*split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=not qwen_split)]
     )
@@ -127,6 +156,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, *, qwen_split: bool =
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(texts, trainer)
+    if numbers == "whole":
+        tok.decoder = decoders.ByteLevel()
+        return transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+            extra_special_tokens=list(_SPECIALS),
+        )  # fmt: skip
     model = json.loads(tok.to_str())["model"]
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
     return transformers.Qwen2Tokenizer(

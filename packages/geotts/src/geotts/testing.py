@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from geotts._models import BeamParams, Completion, GenerationRequest
-from geotts._tiny import TINY_KINDS, TinyKind, chat_template, tiny_qwen_vl, train_tokenizer
+from geotts._tiny import TINY_KINDS, NumberSplit, TinyKind, chat_template, tiny_qwen_vl, train_tokenizer
 from geotts.errors import BackendError
 
 __all__ = (
     "TINY_KINDS",
     "FunctionSampler",
+    "NumberSplit",
     "ScriptedSampler",
     "TinyKind",
     "chat_template",

@@ -11,6 +11,7 @@ under the grammar (:mod:`geotts.backends._grammar`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -68,6 +69,28 @@ def image_only_processor_class(model_type: str) -> Any:
     return type(base.__name__, (base,), {"__init__": __init__})
 
 
+GENERIC_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
+"""Tokenizer classes that take their whole pipeline from ``tokenizer.json``."""
+
+
+def _saved_generic_tokenizer(path: str | Path) -> bool:
+    """Whether a local text-only model folder declares the generic fast tokenizer.
+
+    Such a folder (a from-scratch model whose tokenizer keeps numbers whole, for one) is loaded exactly as
+    saved: ``AutoTokenizer`` would swap in the model type's own class (``Qwen2Tokenizer`` for ``qwen2``),
+    whose built-in pre-tokenisation differs from the saved one.
+    """
+    folder = Path(path)
+    config = folder / "tokenizer_config.json"
+    if not config.is_file() or (folder / "preprocessor_config.json").is_file():
+        return False
+    try:
+        declared = json.loads(config.read_text(encoding="utf-8")).get("tokenizer_class")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return declared in GENERIC_TOKENIZER_CLASSES
+
+
 def load_processor(path: str | Path) -> Any:
     """The processor of a model folder: ``AutoProcessor``, else the image-only Qwen-VL processor.
 
@@ -84,6 +107,8 @@ def load_processor(path: str | Path) -> Any:
         BackendError: ``AutoProcessor`` failed and the model type has no image-only processor.
     """
     transformers = require("transformers", "transformers")
+    if _saved_generic_tokenizer(path):
+        return transformers.PreTrainedTokenizerFast.from_pretrained(path)
     try:
         return transformers.AutoProcessor.from_pretrained(path)
     except (OSError, ImportError, AttributeError, ValueError) as exc:
