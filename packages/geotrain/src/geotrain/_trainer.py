@@ -198,6 +198,16 @@ def _world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def _may_leave_parameters_unused(config: RunConfig) -> bool:
+    """Whether a step can leave trainable parameters without a gradient (DDP must then search for them).
+
+    A vision-language model trained in full has a trainable vision tower that text-only batches skip; a
+    text-only causal LM, a frozen tower or LoRA adapters use every trainable parameter in every step, and
+    the search would only cost an extra pass over the autograd graph per step.
+    """
+    return config.family != "causal_lm" and not config.freeze_vision and config.finetune == "full"
+
+
 def to_training_arguments(config: RunConfig) -> Any:
     """The one conversion from :class:`RunConfig` to ``transformers.TrainingArguments``."""
     return transformers.TrainingArguments(
@@ -209,7 +219,7 @@ def to_training_arguments(config: RunConfig) -> Any:
         data_seed=config.seed, logging_steps=config.logging_steps, save_strategy="steps", save_steps=config.save_steps,
         save_total_limit=config.save_total_limit, report_to=list(config.report_to) or "none", use_cpu=config.use_cpu,
         remove_unused_columns=False, dataloader_num_workers=0, average_tokens_across_devices=True,
-        ddp_find_unused_parameters=not config.freeze_vision and config.finetune == "full",
+        ddp_find_unused_parameters=_may_leave_parameters_unused(config),
     )  # fmt: skip
 
 
