@@ -90,3 +90,31 @@ def test_a_file_whose_names_and_problems_do_not_pair_fails_in_one_line(tmp_path:
     assert result.stdout == ""
     message = " ".join(result.output.split())
     assert "shifted.txt line 3" in message and "expected a name line" in message
+
+
+def test_a_line_that_is_not_utf8_and_a_megabyte_line_get_a_row_each(tmp_path: Path) -> None:
+    # one problem line with two bytes that are not UTF-8, one of 1.2 MB (58,000 free points, which the
+    # engine cannot finish in the limit): each gets its own row, and the problems around them are solved
+    broken = GOOD.encode()[:20] + b"\xff\xfe" + GOOD.encode()[20:]
+    huge = "; ".join(f"p{i} = free p{i}" for i in range(58_000)) + " ? coll p0 p1 p2"
+    path = tmp_path / "batch.txt"
+    path.write_bytes(
+        b"good\n%s\nbroken\n%s\nhuge\n%s\ngood again\n%s\n"
+        % (GOOD.encode(), broken, huge.encode(), GOOD.encode())
+    )
+    result = runner.invoke(app, ["engine", "solve", str(path), "--timeout", LIMIT, "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["name"] for r in rows] == ["good", "broken", "huge", "good again"]
+    assert [r["solved"] for r in rows] == [True, False, False, True]
+    assert rows[1]["error"] == "InputError: batch.txt line 4 is not UTF-8 (invalid start byte at byte 20)"
+    assert rows[2].get("timed_out") is True and "error" not in rows[2]
+
+
+def test_a_file_whose_every_problem_line_is_not_utf8_fails_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"first\n\xff\xfe\n")
+    result = runner.invoke(app, ["engine", "solve", str(path)])
+    assert result.exit_code == 1 and result.stdout == ""
+    message = " ".join(result.output.split())
+    assert "bad.txt is not UTF-8 text (invalid start byte at line 2, byte 6)" in message

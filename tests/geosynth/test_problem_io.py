@@ -15,7 +15,7 @@ from geosynth import (
     load_problems,
     parse_problem,
 )
-from geosynth.engine import read_problem_lines
+from geosynth.engine import read_problem_entries, read_problem_lines
 
 SAMPLES = ("jgex_sample.txt", "imo_sample.txt", "constructions_sample.txt")
 
@@ -200,3 +200,22 @@ def test_every_benchmark_problem_parses_and_round_trips(alphageometry_dir: Path)
     assert (len(jgex), len(imo)) == (231, 30)
     for problem in jgex + imo:
         assert parse_problem(format_problem(problem), problem.name) == problem
+
+
+def test_a_problem_line_that_is_not_utf8_is_marked_and_the_others_read(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(
+        b"good\r\na b = segment a b\r\n\r\nbroken\r\na b = seg\xe9ment a b\r\nlast\r\nc d = segment c d\r\n"
+    )
+    entries = read_problem_entries(path)
+    assert [(e.name, e.number, e.error) for e in entries] == [
+        ("good", 2, None),
+        ("broken", 5, "mixed.txt line 5 is not UTF-8 (invalid continuation byte at byte 9)"),
+        ("last", 7, None),
+    ]
+    assert entries[0].line == "a b = segment a b" and entries[2].line == "c d = segment c d"
+    assert entries[1].line == "a b = seg\ufffdment a b"
+    # the strict reader refuses the file, naming the problem and the line
+    with pytest.raises(ProblemSyntaxError, match=r"problem 'broken': mixed.txt line 5 is not UTF-8") as info:
+        read_problem_lines(path)
+    assert info.value.clause == "a b = seg\ufffdment a b"

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import codecs
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from geo_cli._errors import InputError
 
-__all__ = ("folder", "problem_lines", "read_text", "text_file")
+if TYPE_CHECKING:
+    from geosynth.engine import ProblemEntry
+
+__all__ = ("folder", "problem_entries", "problem_lines", "read_text", "text_file")
 
 #: Bytes read at a time when a file is only checked (its text is not kept).
 CHUNK = 1 << 20
@@ -122,3 +126,33 @@ def problem_lines(path: Path) -> list[tuple[str, str]]:
     if not lines:
         raise InputError(f"problem file {path} holds no problems (only blank lines)")
     return lines
+
+
+def problem_entries(path: Path) -> list[ProblemEntry]:
+    """The problems of a JGEX problem file, each on its own: a problem line that is not UTF-8 is marked.
+
+    For commands that report each bad problem in its place and carry on (see
+    :func:`geosynth.engine.read_problem_entries`).
+
+    Raises:
+        InputError: the file is missing, a folder, unreadable or empty, holds only blank lines, or none of
+            its problem lines is UTF-8 (then nothing could be done: the message names the first bad byte).
+        ProblemSyntaxError: the lines do not pair up into names and problems.
+    """
+    from geosynth.engine import read_problem_entries
+    from geosynth.errors import ProblemSyntaxError
+
+    _present(path, "problem file")
+    if path.is_dir():
+        raise InputError(f"problem file {path} is a directory, not a file")
+    try:
+        entries = read_problem_entries(path)
+    except OSError as exc:
+        raise InputError(f"problem file {path} cannot be read ({exc.strerror or exc})") from None
+    except ProblemSyntaxError:
+        text_file(path, "problem file")  # lines that do not pair up in a file that is not UTF-8: name the bytes
+        raise
+    if not entries or all(entry.error is not None for entry in entries):
+        text_file(path, "problem file")  # an empty file, or one whose every problem line is not UTF-8
+        raise InputError(f"problem file {path} holds no problems (only blank lines)")
+    return entries

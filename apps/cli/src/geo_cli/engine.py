@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from geo_cli._errors import EXIT_USER, InputError, fail, guarded, one_line
-from geo_cli._inputs import problem_lines, read_text, text_file
+from geo_cli._inputs import problem_entries, read_text, text_file
 
 if TYPE_CHECKING:
     from geosynth import Problem, SolveResult
@@ -65,11 +65,14 @@ def _solve_proving(
     from geosynth.synth import solve_all_with_aux
 
     entries: list[tuple[str, Problem | str]] = []
-    for name, line in problem_lines(path):
+    for entry in problem_entries(path):
+        if entry.error is not None:
+            entries.append((entry.name, f"InputError: {entry.error}"))
+            continue
         try:
-            entries.append((name, parse_problem(from_dialect(line, dialect), name)))
+            entries.append((entry.name, parse_problem(from_dialect(entry.line, dialect), entry.name)))
         except GeoSynthError as err:
-            entries.append((name, f"{type(err).__name__}: {err}"))
+            entries.append((entry.name, f"{type(err).__name__}: {err}"))
     good = [item for _, item in entries if not isinstance(item, str)]
     if aux is None:
         solved = solve_all(good, timeout=timeout, jobs=jobs, seed=seed)
@@ -80,6 +83,17 @@ def _solve_proving(
             yield SolveResult(name=name, solved=False, seconds=0.0, steps=0, error=item)
         else:
             yield next(solved)
+
+
+def _is_calc_file(file: Path) -> bool:
+    """Whether the file holds calculation records (JSON); a JGEX file is read line by line later.
+
+    A JSON file must be UTF-8 throughout; a JGEX file need not be: a problem line that is not gets its
+    own error row.
+    """
+    from geosynth.calc import is_calc_source
+
+    return file.suffix in (".json", ".jsonl") and is_calc_source(text_file(file, "problem file"))
 
 
 @app.command("solve")
@@ -138,7 +152,7 @@ def solve(
 
     if dialect not in DIALECTS:
         raise InputError(f"--dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
-    if aux is not None and (file.is_dir() or is_calc_source(text_file(file, "problem file"))):
+    if aux is not None and (file.is_dir() or _is_calc_file(file)):
         raise InputError(
             f"--aux searches auxiliary constructions for proving problems; {file} holds calculation records"
         )
@@ -148,7 +162,7 @@ def solve(
                 f"problem folder {file} holds no calculation records (*.json files with goal and conditions)"
             )
         results = _solve_calculations(file, timeout, jobs)
-    elif is_calc_source(text_file(file, "problem file")):
+    elif _is_calc_file(file):
         results = _solve_calculations(file, timeout, jobs)
     else:
         results = _solve_proving(file, timeout, jobs, seed, aux, dialect)

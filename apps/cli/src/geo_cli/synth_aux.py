@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from geo_cli._errors import EXIT_USER, InputError, err_console, fail, guarded, one_line, report
-from geo_cli._inputs import problem_lines
+from geo_cli._inputs import problem_entries, problem_lines
 from geo_cli._progress import stage_progress
 
 if TYPE_CHECKING:
@@ -42,12 +42,15 @@ def _split_file(path: Path, seed: int, time_limit: float, strict: bool) -> tuple
     from geosynth import GeoSynthError, parse_problem, proof_steps, solve_one
     from geosynth.synth import split_auxiliary
 
-    lines = problem_lines(path)
+    lines = problem_entries(path)
     examples: list[AuxExample] = []
     failed = unproved = 0
-    for name, line in lines:
+    for entry in lines:
+        name = entry.name
         try:
-            problem = parse_problem(line, name)
+            if entry.error is not None:
+                raise InputError(entry.error)
+            problem = parse_problem(entry.line, name)
             if problem.goal is None:
                 raise InputError("it has no goal (add '? predicate points')")
             result, deduction = solve_one(problem, seed=seed, time_limit=time_limit)

@@ -286,11 +286,34 @@ def format_problem(problem: Problem) -> str:
     return problem.text()
 
 
-def read_problem_lines(path: str | Path) -> list[tuple[str, str]]:
-    """The ``(name, problem line)`` pairs of a problem file, unparsed (blank lines skipped).
+class ProblemEntry(BaseModel):
+    """One problem of a problem file as read, before parsing: its name, its line, and why it is unusable."""
 
-    A caller that wants to report each bad problem separately (and carry on) parses the lines one by one
-    with :func:`parse_problem`.
+    model_config = _FROZEN
+    name: str
+    """The name line (undecodable bytes shown as U+FFFD)."""
+    line: str
+    """The problem line (with ``error`` set, its bytes that are not UTF-8 show as U+FFFD)."""
+    number: int
+    """The problem line's number in the file (1-based)."""
+    error: str | None = None
+    """Why the problem cannot be read (its line is not UTF-8), in one line naming the file and line; else None."""
+
+
+def _decoded(raw: bytes) -> tuple[str, str | None]:
+    """A line's text and, when it is not UTF-8, where it breaks (the text then shows U+FFFD for the bad bytes)."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return raw.decode("utf-8", errors="replace"), f"{exc.reason} at byte {exc.start}"
+
+
+def read_problem_entries(path: str | Path) -> list[ProblemEntry]:
+    """The problems of a problem file, unparsed (blank lines skipped); a line that is not UTF-8 is marked.
+
+    Each problem stands alone: a problem line that is not UTF-8 gives an entry with ``error`` set, and the
+    others are read as usual, so a caller can report that problem and carry on. Lines end at a line
+    feed, a carriage return or both.
 
     Args:
         path: The file: alternating name lines and problem lines.
@@ -300,12 +323,12 @@ def read_problem_lines(path: str | Path) -> list[tuple[str, str]]:
             where a name is expected); the message names the line and its number.
     """
     path = Path(path)
-    numbered = [
-        (number, text.strip())
-        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if text.strip()
-    ]
-    for number, name in numbered[0::2]:
+    numbered: list[tuple[int, str, str | None]] = []
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        text, error = _decoded(raw)
+        if text.strip():
+            numbered.append((number, text.strip(), error))
+    for number, name, _ in numbered[0::2]:
         if "=" in name:
             raise ProblemSyntaxError(
                 f"{path.name} line {number}: expected a name line followed by a problem line "
@@ -313,9 +336,37 @@ def read_problem_lines(path: str | Path) -> list[tuple[str, str]]:
                 clause=name,
             )
     if len(numbered) % 2:
-        number, last = numbered[-1]
+        number, last, _ = numbered[-1]
         raise ProblemSyntaxError(f"{path.name} line {number}: a name line without its problem", clause=last)
-    return [(name, line) for (_, name), (_, line) in zip(numbered[0::2], numbered[1::2], strict=True)]
+    entries: list[ProblemEntry] = []
+    for (_, name, _), (number, line, error) in zip(numbered[0::2], numbered[1::2], strict=True):
+        where = None if error is None else f"{path.name} line {number} is not UTF-8 ({error})"
+        entries.append(ProblemEntry(name=name, line=line, number=number, error=where))
+    return entries
+
+
+def read_problem_lines(path: str | Path) -> list[tuple[str, str]]:
+    """The ``(name, problem line)`` pairs of a problem file, unparsed (blank lines skipped).
+
+    A caller that wants to report each bad problem separately (and carry on) parses the lines one by one
+    with :func:`parse_problem`, and reads the file with :func:`read_problem_entries` to carry on past a
+    line that is not UTF-8 too.
+
+    Args:
+        path: The file: alternating name lines and problem lines.
+
+    Raises:
+        ProblemSyntaxError: The lines do not pair up (a name line without its problem, or a problem line
+            where a name is expected), or a problem line is not UTF-8; the message names the line and its
+            number.
+    """
+    pairs: list[tuple[str, str]] = []
+    for entry in read_problem_entries(path):
+        if entry.error is not None:
+            shown = entry.line if len(entry.line) <= 60 else entry.line[:57] + "..."
+            raise ProblemSyntaxError(f"problem {entry.name!r}: {entry.error}", clause=shown)
+        pairs.append((entry.name, entry.line))
+    return pairs
 
 
 def load_problems(
