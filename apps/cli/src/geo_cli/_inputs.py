@@ -150,7 +150,7 @@ def problem_entries(path: Path) -> list[ProblemEntry]:
     except OSError as exc:
         raise InputError(f"problem file {path} cannot be read ({exc.strerror or exc})") from None
     except ProblemSyntaxError:
-        text_file(path, "problem file")  # lines that do not pair up in a file that is not UTF-8: name the bytes
+        text_file(path, "problem file")  # unpaired lines in a file that is not UTF-8: name the bytes first
         raise
     if not entries or all(entry.error is not None for entry in entries):
         text_file(path, "problem file")  # an empty file, or one whose every problem line is not UTF-8
