@@ -120,12 +120,8 @@ def problem_lines(path: Path) -> list[tuple[str, str]]:
         InputError: as :func:`text_file`, or the file holds only blank lines.
         ProblemSyntaxError: the lines do not pair up into names and problems.
     """
-    from geosynth.engine import read_problem_lines
-
-    lines = read_problem_lines(text_file(path, "problem file"))
-    if not lines:
-        raise InputError(f"problem file {path} holds no problems (only blank lines)")
-    return lines
+    text_file(path, "problem file")  # UTF-8 throughout, so no entry below carries an error
+    return [(entry.name, entry.line) for entry in problem_entries(path)]
 
 
 def problem_entries(path: Path) -> list[ProblemEntry]:
