@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from geosynth.synth.errors import SynthConfigError
 
@@ -105,6 +113,24 @@ PLAIN_WRITING = PGPSWriting(phrasings=False, numbered_angles=0.0, equality_chain
 """PGPS problems written without the textbook conventions, as before they existed (preset ``pgps-v1``)."""
 
 
+class PGPSDesign(BaseModel):
+    """How many steps the PGPS-format problems (``--pgps``) take: the odds of each way a problem grows.
+
+    A problem starts from one theorem of the figure and one of its quantities as the unknown. It grows
+    forward (the unknown feeds a second theorem whose new quantity becomes the goal) and backward (a
+    quantity a step needs is derived by one more theorem instead of given). The defaults are the odds every
+    bundled corpus was made with; higher odds make more problems of two and three steps (those the
+    well-posedness check lets through: a goal reachable in fewer steps is refused).
+    """
+
+    model_config = _FROZEN
+    forward: float = Field(default=0.3, ge=0, le=1)
+    """Probability that the first unknown feeds a second theorem, whose new quantity is asked."""
+    backward: float = Field(default=0.3, ge=0, le=1)
+    """Probability that a length, angle or arc a step needs is derived by one more theorem (when the
+    figure has one) rather than given."""
+
+
 class SynthConfig(BaseModel):
     """Everything the generator needs besides the record count and the seed."""
 
@@ -165,6 +191,9 @@ class SynthConfig(BaseModel):
     sets it (``pgps``, ``default``, ``euclid-omni``: the textbook conventions, ``PGPSWriting()``;
     ``pgps-v1``: plain); a configuration that does not, such as the one in a dataset folder's manifest
     written before the setting existed, writes plainly, as every configuration did then."""
+    pgps_design: PGPSDesign = PGPSDesign()
+    """How many steps the PGPS-format problems take (``--pgps`` only); left out of the configuration's
+    JSON when it is the default, so configurations and manifests written before it existed match."""
     start: tuple[RuleSpec, ...]
     """Rules that begin a figure."""
     rules: tuple[RuleSpec, ...]
@@ -190,6 +219,13 @@ class SynthConfig(BaseModel):
             if not rule.new_slots:
                 raise ValueError(f"rule {rule.clause!r} creates no point (use {{x}})")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.pgps_design == PGPSDesign():
+            data.pop("pgps_design", None)
+        return data
 
     def start_rules(self, task: Task) -> tuple[RuleSpec, ...]:
         """The start rules available for a task."""

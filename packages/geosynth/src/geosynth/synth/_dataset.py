@@ -168,6 +168,7 @@ def make_shard(
                     pgps_images,
                     figures=pgps_figures,
                     writing=config.pgps_writing,
+                    growth=config.pgps_design,
                 )
             )
     return ShardResult(

@@ -30,7 +30,7 @@ from geodsl import answers_match, execute
 from geodsl.data import PGPSRecord
 from geodsl.errors import GeoDSLError
 from geosynth.synth._choices import multiple_choice
-from geosynth.synth._config import PLAIN_WRITING, PGPSWriting
+from geosynth.synth._config import PLAIN_WRITING, PGPSDesign, PGPSWriting
 from geosynth.synth._pgps_figure import PGPSFigure, Q
 from geosynth.synth._pgps_phrases import goal_text, question_text
 from geosynth.synth._pgps_realised import RealisedFigure, realised_figure
@@ -115,8 +115,6 @@ KIND_RANK: tuple[str, ...] = (
 
 STATABLE = frozenset({"seg", "ang", "arc"})
 """Quantities a problem may give a value for (lengths, angle and arc measures)."""
-_FORWARD = 0.3
-_BACKWARD = 0.3
 _LETTERS = ("x", "y", "z")
 _AREAS = frozenset({"area", "carea", "sector", "segarea"})
 _LENGTHS = frozenset({"seg", "perim", "circ", "arclen"})
@@ -171,7 +169,10 @@ def _pick(rng: random.Random, theorems: Sequence[Theorem], weights: dict[str, fl
 
 
 def design_problem(
-    theorems: Sequence[Theorem], rng: random.Random, weights: dict[str, float] | None = None
+    theorems: Sequence[Theorem],
+    rng: random.Random,
+    weights: dict[str, float] | None = None,
+    growth: PGPSDesign | None = None,
 ) -> Design | None:
     """One problem around a theorem of the figure, or ``None`` when the draw leads nowhere.
 
@@ -179,16 +180,18 @@ def design_problem(
         theorems: The figure's theorems (:func:`geosynth.synth._pgps_theorems.theorems`).
         rng: The only source of choices.
         weights: Relative weight of each operator as the problem's centre (:data:`OP_WEIGHTS`).
+        growth: The odds of growing the problem forward and backward (``PGPSDesign()`` if ``None``).
     """
     index = _index(theorems)
     weights = OP_WEIGHTS if weights is None else weights
+    growth = PGPSDesign() if growth is None else growth
     core = _pick(rng, theorems, weights)
     if core is None:
         return None
     target = rng.choice(core.quantities)
     steps: list[tuple[Theorem, Q]] = [(core, target)]
     goal = target
-    if rng.random() < _FORWARD:
+    if rng.random() < growth.forward:
         onward = [
             t
             for t in index[target]
@@ -199,7 +202,7 @@ def design_problem(
             fresh = [q for q in nxt.quantities if q not in core.quantities]
             goal = rng.choice(fresh)
             steps.append((nxt, goal))
-    return _complete(steps, goal, index, rng, weights)
+    return _complete(steps, goal, index, rng, weights, growth.backward)
 
 
 def _complete(
@@ -208,6 +211,7 @@ def _complete(
     index: dict[Q, list[Theorem]],
     rng: random.Random,
     weights: dict[str, float],
+    backward: float,
 ) -> Design | None:
     """Decide for every other quantity of the steps: given, or derived by one more theorem."""
     derived = {q for _, q in steps}
@@ -217,7 +221,7 @@ def _complete(
         for q in theorem.quantities:
             if q in derived or q in givens:
                 continue
-            if q.kind in STATABLE and rng.random() >= _BACKWARD:
+            if q.kind in STATABLE and rng.random() >= backward:
                 givens.append(q)
                 continue
             source = _source(q, index, used, derived | {goal}, rng, weights)

@@ -29,7 +29,7 @@ from geodsl import OPERATORS
 from geodsl.data import PGPSRecord, load_pgps
 from geodsl.errors import DataError
 from geosynth.engine import Diagram, Problem, atomic_write, parse_problem
-from geosynth.synth._config import PLAIN_WRITING, PGPSWriting
+from geosynth.synth._config import PLAIN_WRITING, PGPSDesign, PGPSWriting
 from geosynth.synth._pgps_compose import (
     STATABLE,
     Design,
@@ -200,6 +200,7 @@ def pgps_problems(
     lengths: Sequence[int] = DEFAULT_LENGTHS,
     weights: dict[str, float] | None = None,
     writing: PGPSWriting | None = None,
+    growth: PGPSDesign | None = None,
 ) -> list[PGPSProblem]:
     """Up to ``count`` distinct PGPS problems on a calculation figure, each verified by geodsl.
 
@@ -216,6 +217,8 @@ def pgps_problems(
         weights: Operator weights of the problem's central step (the composer's defaults if ``None``).
         writing: How the problems are written (``PGPSWriting()``, the textbook conventions, if ``None``;
             ``PLAIN_WRITING`` writes them as before those conventions).
+        growth: How many steps the problems take (``PGPSDesign()``, the odds of every bundled corpus,
+            if ``None``).
 
     Raises:
         SynthError: The figure has no given length.
@@ -233,7 +236,7 @@ def pgps_problems(
     for _ in range(count * _ATTEMPTS):
         if len(out) >= count:
             break
-        written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights, writing, style)
+        written = _one(fig, found, rng, f"{source}-{len(out)}", lengths, weights, writing, style, growth)
         if written is None:
             continue
         if dedupe([written.record], keys, as_written=plain):
@@ -250,8 +253,9 @@ def _one(
     weights: dict[str, float] | None,
     writing: PGPSWriting,
     style: random.Random,
+    growth: PGPSDesign | None,
 ) -> Written | None:
-    design = design_problem(found, rng, weights)
+    design = design_problem(found, rng, weights, growth)
     if design is None or not _goal_ok(design, fig):
         return None
     if not choose_values(design, fig, lengths, rng) or not well_posed(design, found):
@@ -424,16 +428,20 @@ def pgps_shard_lines(
     *,
     figures: bool = False,
     writing: PGPSWriting | None = None,
+    growth: PGPSDesign | None = None,
 ) -> list[str]:
     """The PGPS lines of one calculation record's figure for a dataset shard (diagrams into ``images``).
 
     With ``figures``, each line also carries the problem's realised figure (``realised_figure``);
-    ``writing`` is how the problems are written (:func:`pgps_problems`).
+    ``writing`` is how the problems are written and ``growth`` how many steps they take
+    (:func:`pgps_problems`).
     """
     from geosynth.synth._render import diagram_layout
 
     lines: list[str] = []
-    problems = pgps_problems(figure, source=record.id, seed=record.seed, count=count, writing=writing)
+    problems = pgps_problems(
+        figure, source=record.id, seed=record.seed, count=count, writing=writing, growth=growth
+    )
     layout = diagram_layout(figure.problem, figure.diagram, seed=record.seed) if render and problems else None
     for problem in problems:
         item = problem
