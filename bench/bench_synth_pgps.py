@@ -9,7 +9,7 @@ Generates ``n`` calculation records into a dataset folder (a temporary one unles
 ``write_dataset(..., pgps=per_figure)``, which writes the PGPS problems of every record's figure to
 ``DIR/pgps/pgps.json`` (deduplicated). Prints the CPU seconds of the run (this process and its worker
 processes, ``resource.getrusage``: on a shared machine wall time says little), the problems kept, the
-duplicates dropped and problems per CPU second; then the operator and knowledge-type histograms of the
+duplicates dropped and problems per CPU second; then the operator, step-count and knowledge-type histograms of the
 corpus beside those of the PGPS9K and Geometry3K test splits (``$GEO_SHARED/data/pgps``, default
 ``../shared``). The splits are passed to the writer as ``pgps_exclude``, so the corpus leaves out the
 problems that pose a test problem (:func:`find_leaks`; the count is printed), and the check is run again
@@ -57,12 +57,16 @@ def _splits() -> dict[str, list[PGPSRecord]]:
     }
 
 
-def _table(title: str, columns: dict[str, dict[str, int]], sizes: dict[str, int]) -> list[str]:
+def _table(
+    title: str, columns: dict[str, dict[str, int]], sizes: dict[str, int], *, numeric: bool = False
+) -> list[str]:
     names = list(columns)
-    keys = sorted({k for c in columns.values() for k in c}, key=lambda k: -columns[names[0]].get(k, 0))
+    keys = {k for c in columns.values() for k in c}
+    # counts in their order; other keys most common in the first column first
+    ordered = sorted(keys, key=int) if numeric else sorted(keys, key=lambda k: -columns[names[0]].get(k, 0))
     lines = [f"| {title} | " + " | ".join(f"{n} (n={sizes[n]})" for n in names) + " |"]
     lines.append("|---|" + "---|" * len(names))
-    for key in keys:
+    for key in ordered:
         cells = [
             f"{columns[n].get(key, 0)} ({100 * columns[n].get(key, 0) / max(1, sizes[n]):.1f}%)"
             for n in names
@@ -174,7 +178,7 @@ def main() -> None:
         print(" ".join(f"{k}={v}" for k, v in row.items()))
         result: dict[str, Any] = {"run": row}
         if not args.legacy:
-            from geosynth.synth import find_leaks, operator_histogram, type_histogram
+            from geosynth.synth import find_leaks, operator_histogram, step_histogram, type_histogram
 
             corpus = load_pgps(out / "pgps" / "pgps.json")
             if not splits:
@@ -183,7 +187,10 @@ def main() -> None:
             sizes = {k: len(v) for k, v in sets.items()}
             ops = {k: operator_histogram(v) for k, v in sets.items()}
             types = {k: type_histogram(v) for k, v in sets.items()}
+            steps = {k: step_histogram(v) for k, v in sets.items()}
             print("\n".join(_table("operator (programs using it)", ops, sizes)))
+            print()
+            print("\n".join(_table("operator steps per program (Get aside)", steps, sizes, numeric=True)))
             print()
             print("\n".join(_table("problem type", types, sizes)))
             leaks = {name: find_leaks(corpus, records) for name, records in splits.items()}
@@ -191,7 +198,12 @@ def main() -> None:
                 "\ntest problems the corpus poses (after leaving out matches):",
                 {k: len(v) for k, v in leaks.items()},
             )
-            result |= {"operators": ops, "types": types, "leaks": {k: len(v) for k, v in leaks.items()}}
+            result |= {
+                "operators": ops,
+                "steps": steps,
+                "types": types,
+                "leaks": {k: len(v) for k, v in leaks.items()},
+            }
             table, conventions = _conventions(sets)
             print()
             print("\n".join(table))

@@ -81,6 +81,15 @@ def test_the_corpus_file_has_the_published_layout(corpus: Path) -> None:
     stats = json.loads((corpus / "pgps" / "stats.json").read_text(encoding="utf-8"))
     assert stats["problems"] == len(data)
     assert stats["operators"]["Get"] == len(data)
+    steps = {
+        k: sum(
+            1
+            for e in data.values()
+            if sum(t in OPERATORS and t != "Get" for t in e["expression"].split()) == int(k)
+        )
+        for k in stats["steps"]
+    }
+    assert steps == stats["steps"] and sum(steps.values()) == len(data) and "0" not in steps
 
 
 def test_a_shard_line_gives_back_its_problem_and_its_diagram(corpus: Path) -> None:

@@ -62,6 +62,7 @@ from geosynth.synth._pgps_out import (
     pgps_problems,
     question_key,
     statement_key,
+    step_histogram,
     type_histogram,
 )
 from geosynth.synth._pgps_realised import (
@@ -167,6 +168,7 @@ __all__ = (
     "split_auxiliary",
     "standard_constructions",
     "statement_key",
+    "step_histogram",
     "to_calc_problem",
     "type_histogram",
     "with_auxiliary",

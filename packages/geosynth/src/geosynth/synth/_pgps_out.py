@@ -357,6 +357,14 @@ def operator_histogram(records: Iterable[PGPSRecord]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def step_histogram(records: Iterable[PGPSRecord]) -> dict[str, int]:
+    """How many programs take each number of operator steps (``Get`` aside), fewest steps first."""
+    counts = collections.Counter(
+        sum(1 for t in record.expression.split() if t in OPERATORS and t != "Get") for record in records
+    )
+    return {str(k): counts[k] for k in sorted(counts)}
+
+
 def type_histogram(records: Iterable[PGPSRecord]) -> dict[str, int]:
     """How many problems have each knowledge type, most common first."""
     counts = collections.Counter(r.knowledge_type for r in records)
@@ -522,8 +530,8 @@ def assemble_pgps(
             writing were assembled, kept so they are made again exactly.
 
     Returns:
-        The statistics written: problems kept, duplicates and test matches dropped, operator and type
-        histograms.
+        The statistics written: problems kept, duplicates and test matches dropped, operator, step-count
+        and type histograms.
 
     Raises:
         DatasetError: A shard file is not PGPS-format JSON Lines.
@@ -551,6 +559,7 @@ def assemble_pgps(
         "test_matches": len(posed),
         "figures": len({r.id.rsplit("-", 1)[0] for r in kept}),
         "operators": operator_histogram(kept),
+        "steps": step_histogram(kept),
         "types": type_histogram(kept),
     }
     atomic_write(folder / "stats.json", (json.dumps(stats, indent=2) + "\n").encode("utf-8"))
