@@ -147,6 +147,34 @@ def test_generate_rejects_a_bad_task_and_a_bad_config(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "unknown placeholders" in bad.stderr.replace("\n", " ")
 
 
+def test_generate_writes_a_pgps_corpus_with_its_step_counts_and_refuses_bad_design_odds(
+    tmp_path: Path,
+) -> None:
+    from geosynth.synth import load_config
+
+    data = json.loads(load_config("pgps").model_dump_json())
+    data |= {"time_limit": None, "pgps_design": {"forward": 0.6, "backward": 0.5}}
+    config = tmp_path / "steps.yaml"
+    config.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
+    out = tmp_path / "ds"
+    args = ["synth", "generate", "--config", str(config), "--task", "calculation", "--n", "2", "--pgps", "3"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    corpus = json.loads((out / "pgps" / "pgps.json").read_text(encoding="utf-8"))
+    steps = json.loads((out / "pgps" / "stats.json").read_text(encoding="utf-8"))["steps"]
+    assert corpus and sum(steps.values()) == len(corpus)
+    assert f"{len(corpus)} PGPS problems in" in result.stdout
+    assert "operator steps per program: " + ", ".join(f"{k}={v}" for k, v in steps.items()) in result.stdout
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["pgps_design"] == {"forward": 0.6, "backward": 0.5}
+
+    data["pgps_design"] = {"forward": 0.6, "backward": -0.1}
+    config.write_text(json.dumps(data), encoding="utf-8")
+    bad = runner.invoke(app, [*args, "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 1 and "pgps_design.backward" in bad.stderr.replace("\n", " ")
+    assert "Traceback" not in bad.output and not (tmp_path / "bad" / "pgps").exists()
+
+
 def test_stats_of_a_folder_without_records_is_a_user_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["synth", "stats", str(tmp_path)])
     assert result.exit_code != 0 and "no data/shard" in result.stderr.replace("\n", " ")
