@@ -251,8 +251,7 @@ def generate(
             f"{corpus['problems']} PGPS problems in {out / 'pgps' / 'pgps.json'} "
             f"({corpus['duplicates']} duplicates and {corpus['test_matches']} test problems dropped)"
         )
-        steps = corpus.get("steps", {})
-        typer.echo(f"operator steps per program: {', '.join(f'{k}={v}' for k, v in steps.items())}")
+        typer.echo(f"operator steps per program: {', '.join(f'{k}={v}' for k, v in corpus['steps'].items())}")
 
 
 @app.command("leaks")
