@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,20 @@ def test_figure_data_then_figure_eval_with_a_real_tiny_policy_and_critic(tiny: P
     assert again.exit_code == 0 and (out / "records.jsonl").read_text().splitlines() == [
         json.dumps(r, sort_keys=True) for r in records
     ]
+    flipped = tmp_path / "data-verdict-first"  # the same samples (resumed, no policy call), verdicts first
+    flipped.mkdir()
+    shutil.copy(out / "samples.jsonl", flipped / "samples.jsonl")
+    result = runner.invoke(app, [str(flipped) if a == str(out) else a for a in args] + ["--verdict-first"])
+    assert result.exit_code == 0, result.output
+    turned = [json.loads(x) for x in (flipped / "records.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in turned] == [r["id"] for r in records]
+    for new, old in zip(turned, records, strict=True):
+        assert parse_critique(new["completion"]) == parse_critique(old["completion"])
+        assert (
+            new["completion"].splitlines()[1].startswith("Step verdict: ")
+            and new["completion"] != old["completion"]
+        )
+    assert json.loads((flipped / "stats.json").read_text())["verdict_first"] is True
 
     solutions = (out / "solutions.jsonl").read_text().splitlines()
     broken = json.loads(solutions[0])

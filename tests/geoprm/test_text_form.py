@@ -109,22 +109,40 @@ def critiques(draw: st.DrawFn) -> Critique:
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(critiques())
-def test_every_valid_critique_round_trips_through_the_text_form(critique: Critique) -> None:
-    text = format_critique(critique)
+@given(critiques(), st.booleans())
+def test_every_valid_critique_round_trips_through_the_text_form(
+    critique: Critique, verdict_first: bool
+) -> None:
+    text = format_critique(critique, verdict_first=verdict_first)
     assert parse_critique(text) == critique
     lenient = parse_critique(text, strict=False)
     assert lenient.ok and lenient.critique == critique
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(critiques())
-def test_verdict_spans_point_at_the_written_verdicts(critique: Critique) -> None:
-    text = format_critique(critique)
+@given(critiques(), st.booleans())
+def test_verdict_spans_point_at_the_written_verdicts(critique: Critique, verdict_first: bool) -> None:
+    text = format_critique(critique, verdict_first=verdict_first)
     parsed = parse_critique(text, strict=False)
     spans = [step.judgement_span for step in parsed.steps]
     assert all(span is not None for span in spans)
     assert [text[s[0] : s[1]] for s in spans if s is not None] == list(critique.judgements)
+    # every verdict word of a block, in text order: the final one first when it is written first
+    for step, got in zip(critique.steps, parsed.steps, strict=True):
+        words = [text[a:b] for a, b in got.verdict_spans]
+        aspects = [step.image_judgement, step.logic_judgement]
+        assert words == ([step.judgement, *aspects] if verdict_first else [*aspects, step.judgement])
+        assert got.judgement_span in got.verdict_spans
+
+
+def test_verdict_first_puts_the_step_verdict_under_the_header() -> None:
+    step = StepCritique(index=1, intent="Add the sides.", image_analysis="AB = 6 is marked.",
+                        image_judgement="Incorrect", logic_analysis="The sum is right.", logic_judgement="Correct",
+                        judgement="Incorrect")  # fmt: skip
+    critique = Critique(steps=(step,), correction="AB + BC = 14")
+    lines = format_critique(critique, verdict_first=True).splitlines()
+    assert lines[:3] == ["[Step 1]", "Step verdict: Incorrect", "Step goal: Add the sides."]
+    assert format_critique(critique).splitlines()[6] == "Step verdict: Incorrect"  # GM-PRM's order: last
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])

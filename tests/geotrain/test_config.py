@@ -71,6 +71,8 @@ def test_config_is_frozen_and_strict() -> None:
         (["epochs"], "key=value"),
         (["precision=bf16", "use_cpu=true"], "needs a GPU"),
         (["task=prm"], "geoprm records only"),
+        (["verdict_weight=4"], "needs task 'prm'"),
+        (["verdict_weight=0"], "verdict_weight"),
         (["warmup_ratio=1.0"], "warmup_ratio"),
         (["family=causal_lm", "freeze_vision=true"], "text-only"),
         (["eval={data: {path: h.jsonl, kind: prm}}"], "eval.data must hold PA records"),

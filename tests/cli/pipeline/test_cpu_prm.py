@@ -164,3 +164,18 @@ def test_the_shipped_preset_is_the_cpu_twin_of_paper_gm_prm() -> None:
     assert (
         preset.mts.critiques is not None and preset.data.train is not None and preset.data.train.pgps_figures
     )
+
+
+def test_verdict_first_critiques_change_the_mts_key_and_the_default_keeps_it(tmp_path: Path) -> None:
+    from geo_cli.pipeline import STAGES, stage_keys
+
+    keys = {}
+    for name, value in (("plain", None), ("default", False), ("first", True)):
+        changes = {} if value is None else {"mts": {"critiques": {"verdict_first": value}}}
+        (tmp_path / name).mkdir()
+        config, base = load_pipeline_config(write_config(tmp_path / name, changes, base=CONFIG))
+        keys[name] = stage_keys(config, base, STAGES)
+    assert keys["default"]["mts"][0] == keys["plain"]["mts"][0]  # written out at its default: the same key
+    assert "verdict_first" not in keys["plain"]["mts"][1]["settings"]["critiques"]
+    assert keys["first"]["mts"][0] != keys["plain"]["mts"][0]
+    assert keys["first"]["mts"][1]["settings"]["critiques"]["verdict_first"] is True

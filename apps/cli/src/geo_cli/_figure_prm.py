@@ -481,6 +481,7 @@ def write_critique_data(
     report: Report,
     progress: Progress,
     about: dict[str, str],
+    verdict_first: bool = False,
 ) -> CritiqueData:
     """Sample, label and write critique records.
 
@@ -503,11 +504,14 @@ def write_critique_data(
     if not labelled.solutions:
         raise InputError(f"none of the {len(problems)} problems' solutions could be labelled")
     write_jsonl(out / "solutions.jsonl", (s.model_dump(mode="json") for s in labelled.solutions))
-    built = build_labelled_records(labelled.solutions, rng=random.Random(spec.seed), balanced=balanced)
+    built = build_labelled_records(
+        labelled.solutions, rng=random.Random(spec.seed), balanced=balanced, verdict_first=verdict_first
+    )
     write_jsonl(out / "records.jsonl", (r.model_dump(mode="json") for r in built.records))
     stats = {
         **built.stats.model_dump(mode="json"), "records": built.stats.records, "errors": labelled.errors,
-        "samples_per_problem": spec.n, "temperature": spec.temperature, "seed": spec.seed, **about,
+        "samples_per_problem": spec.n, "temperature": spec.temperature, "seed": spec.seed,
+        "verdict_first": verdict_first, **about,
     }  # fmt: skip
     write_text(out / "data_table.md", data_table(built.stats))
     write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")

@@ -669,6 +669,12 @@ def figure_data(
     balanced: Annotated[
         bool, typer.Option("--balance/--no-balance", help="Keep as many records with an error as without.")
     ] = True,
+    verdict_first: Annotated[
+        bool,
+        typer.Option(
+            help="Write each step's verdict before its analyses in the critiques (the parser reads both)."
+        ),
+    ] = False,
     temperature: Annotated[float, typer.Option(min=0.0, help="Policy sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option(min=1, help="Longest program trace sampled.")] = 96,
     seed: Annotated[int, typer.Option(help="Seeds sampling, corruptions and balancing.")] = 0,
@@ -703,7 +709,7 @@ def figure_data(
     with stage_progress(err_console) as progress:
         made = fp.write_critique_data(
             problems, sampler, spec, out, corruptions=corruptions, references=references, balanced=balanced,
-            report=report, progress=lambda s, d, t: progress(s, d, t),
+            verdict_first=verdict_first, report=report, progress=lambda s, d, t: progress(s, d, t),
             about={"figures": str(source), "corpus": str(corpus), "policy": policy},
         )  # fmt: skip
     stats = made.stats

@@ -41,7 +41,9 @@ def _run(
     result = geotrain.train(cfg, resume_from=True if resume else None)
     last = next((entry for entry in reversed(result.log_history) if "loss" in entry), {})
     summary: dict[str, object] = {"final_dir": result.final_dir, "global_step": result.global_step}
-    summary.update({k: last[k] for k in ("loss", "perception_loss", "reasoning_loss") if k in last})
+    summary.update(
+        {k: last[k] for k in ("loss", "perception_loss", "reasoning_loss", "verdict_loss") if k in last}
+    )
     typer.echo(json.dumps(summary))
 
 

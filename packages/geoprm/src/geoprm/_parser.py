@@ -90,6 +90,9 @@ class ParsedStep(BaseModel):
     judgement_value_start: int | None = None
     """Character offset of the text right after the final-verdict label's colon (where the model starts
     choosing between the judgements); None when the verdict was not written."""
+    verdict_spans: tuple[tuple[int, int], ...] = ()
+    """Character offsets [start, end) of every readable verdict word of the block (figure, logic and
+    final), in text order: the decisions of the critique, which a trainer may weight in its loss."""
 
 
 class ParsedCritique(BaseModel):
@@ -133,6 +136,7 @@ class _Draft:
     span: tuple[int, int] | None = None
     value_start: int | None = None
     verdict_line: int | None = None
+    verdicts: list[tuple[int, int]] = field(default_factory=list)
 
     def has(self, name: StepField) -> bool:
         return name in self.texts or name in self.judgements
@@ -262,10 +266,11 @@ class _Scanner:
                 f"{spec.label} {info.value.strip()[:40]!r} is not exactly {value.judgement}",
             )
         draft.judgements[spec.name] = value.judgement
+        start = offset + info.value_start + value.start
+        draft.verdicts.append((start, start + value.end - value.start))
         if spec.name == "judgement":
             draft.verdict_line = number
-            start = offset + info.value_start + value.start
-            draft.span = (start, start + value.end - value.start)
+            draft.span = draft.verdicts[-1]
             draft.value_start = offset + info.value_start
 
     def _text(self, number: int, offset: int, line: str, info: LineInfo) -> None:
@@ -336,6 +341,7 @@ def _finish_step(draft: _Draft, problems: list[ParseProblem]) -> ParsedStep:
         judgement_inferred=inferred,
         judgement_span=draft.span,
         judgement_value_start=draft.value_start,
+        verdict_spans=tuple(draft.verdicts),
     )
 
 

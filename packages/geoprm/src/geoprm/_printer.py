@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from geoprm._labels import CORRECTION_HEADER, END_MARKER, FIELDS, STEP_HEADER
+from geoprm._labels import CORRECTION_HEADER, END_MARKER, FIELDS, FIELDS_BY_NAME, STEP_HEADER, FieldSpec
 from geoprm._schema import Critique, StepCritique
 
 
-def _step_block(step: StepCritique) -> str:
+def field_order(verdict_first: bool = False) -> tuple[FieldSpec, ...]:
+    """The labelled lines of a step block in print order.
+
+    GM-PRM's order (the analyses, then the verdicts they lead to), or with the step verdict moved to the
+    front when ``verdict_first``.
+    """
+    if not verdict_first:
+        return FIELDS
+    final = FIELDS_BY_NAME["judgement"]
+    return (final, *(spec for spec in FIELDS if spec is not final))
+
+
+def _step_block(step: StepCritique, verdict_first: bool) -> str:
     lines = [STEP_HEADER.format(index=step.index)]
-    lines.extend(f"{spec.label}: {getattr(step, spec.name)}" for spec in FIELDS)
+    lines.extend(f"{spec.label}: {getattr(step, spec.name)}" for spec in field_order(verdict_first))
     return "\n".join(lines)
 
 
-def format_critique(critique: Critique) -> str:
+def format_critique(critique: Critique, *, verdict_first: bool = False) -> str:
     """Write a critique in the text form that :func:`geoprm.parse_critique` reads back.
 
     One block per step (a ``[Step k]`` header and six labelled lines), then, when a step is
@@ -21,11 +33,13 @@ def format_critique(critique: Critique) -> str:
 
     Args:
         critique: the critique to print.
+        verdict_first: write each step's verdict before its analyses instead of after them (a critic
+            trained on this order states its decision first; the parser reads either order).
 
     Returns:
         The text, ending with a newline.
     """
-    blocks = [_step_block(step) for step in critique.steps]
+    blocks = [_step_block(step, verdict_first) for step in critique.steps]
     if critique.correction is not None:
         header = CORRECTION_HEADER.format(index=critique.steps[-1].index)
         blocks.append(f"{header}\n{critique.correction}")

@@ -217,13 +217,13 @@ class LabelledBuild(_Frozen):
     """Why each dropped solution was dropped, by solution id."""
 
 
-def _record(solution: LabelledSolution, critique: Critique) -> SFTRecord:
+def _record(solution: LabelledSolution, critique: Critique, verdict_first: bool) -> SFTRecord:
     source = f"{solution.source}/{solution.origin}" if solution.source else solution.origin
     return SFTRecord(
         id=solution.id,
         images=solution.images,
         prompt=critic_prompt(solution.question, solution.step_texts),
-        completion=format_critique(critique),
+        completion=format_critique(critique, verdict_first=verdict_first),
         has_error=critique.has_error,
         first_error=critique.first_error,
         source=source,
@@ -231,7 +231,11 @@ def _record(solution: LabelledSolution, critique: Critique) -> SFTRecord:
 
 
 def build_labelled_records(
-    solutions: Sequence[LabelledSolution], *, rng: random.Random, balanced: bool = True
+    solutions: Sequence[LabelledSolution],
+    *,
+    rng: random.Random,
+    balanced: bool = True,
+    verdict_first: bool = False,
 ) -> LabelledBuild:
     """Reward-model SFT records from labelled solutions, with the statistics of the data table.
 
@@ -245,6 +249,8 @@ def build_labelled_records(
         solutions: the labelled solutions.
         rng: the random source of the balancing.
         balanced: keep as many solutions with an error as without.
+        verdict_first: write each step's verdict before its analyses in the completions
+            (:func:`geoprm.format_critique`).
 
     Returns:
         The records (prompt: :func:`geoprm.critic_prompt`; completion: the critique's text form), the
@@ -279,7 +285,7 @@ def build_labelled_records(
         )
         drops.update({s.id: "balance" for s, _ in kept if s.id not in keep})
         kept = [(s, c) for s, c in kept if s.id in keep]
-    records = tuple(_record(s, c) for s, c in kept)
+    records = tuple(_record(s, c, verdict_first) for s, c in kept)
     by_origin: dict[str, dict[str, int]] = {}
     first_error: list[int] = []
     failed = {"figure": 0, "logic": 0}

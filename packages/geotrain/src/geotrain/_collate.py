@@ -4,8 +4,8 @@ Each example is rendered with the processor's chat template twice: the prompt (u
 generation prompt) and the whole conversation; the latter must extend the former by exactly the
 target plus a template suffix (``<|im_end|>`` and a newline for Qwen). The prompt goes through the processor
 (which expands image placeholders into the image's patch tokens); the target is tokenised piece by
-piece at the span boundaries, so every target token belongs to exactly one piece and the perception
-and reasoning masks cover exactly the clause and trace text. Labels are the target and suffix tokens.
+piece at the span boundaries, so every target token belongs to exactly one piece and the perception,
+reasoning and verdict masks cover exactly the clause, trace and verdict text. Labels are the target and suffix tokens.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from geotrain.errors import DataError
 __all__ = ("Encoded", "SpanCollator", "chat_prompt", "encode", "load_images")
 
 IGNORE = -100
-NONE, PERCEPTION, REASONING, OTHER, SUFFIX = 0, 1, 2, 3, 4
+NONE, PERCEPTION, REASONING, OTHER, SUFFIX, VERDICT = 0, 1, 2, 3, 4, 5
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class Encoded:
     input_ids: list[int]
     labels: list[int]
     span: list[int]
-    """Per token: 0 (prompt), 1 (perception), 2 (reasoning), 3 (target outside both spans), 4 (template suffix)."""
+    """Per token: 0 (prompt), 1 (perception), 2 (reasoning), 3 (target outside the spans), 4 (template
+    suffix), 5 (a verdict word)."""
     extras: dict[str, Any]
     """Processor outputs besides the ids: pixel values, image grid, per-token modality ids."""
 
@@ -53,11 +54,14 @@ def _chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
 def _pieces(ex: Example) -> list[tuple[str, int]]:
     """The target cut at the span boundaries, each piece tagged with its span."""
     cuts = {0, len(ex.target)}
-    tags: list[tuple[tuple[int, int], int]] = []
+    tags: list[tuple[tuple[int, int], int]] = [
+        (span, VERDICT) for span in ex.verdict_spans
+    ]  # first: they win
     for span, tag in ((ex.perception_span, PERCEPTION), (ex.reasoning_span, REASONING)):
         if span is not None:
-            cuts.update(span)
             tags.append((span, tag))
+    for span, _ in tags:
+        cuts.update(span)
     points = sorted(cuts)
     out: list[tuple[str, int]] = []
     for start, end in itertools.pairwise(points):
@@ -139,8 +143,8 @@ def encode(processor: Any, ex: Example, max_length: int) -> Encoded:
 class SpanCollator:
     """Batch collator: encodes examples on the fly and pads them on the right.
 
-    Produces ``input_ids``, ``attention_mask``, ``labels``, ``perception_mask``, ``reasoning_mask``
-    and the processor's image tensors (``pixel_values``, ``image_grid_thw``, ``mm_token_type_ids``).
+    Produces ``input_ids``, ``attention_mask``, ``labels``, ``perception_mask``, ``reasoning_mask``,
+    ``verdict_mask`` and the processor's image tensors (``pixel_values``, ``image_grid_thw``, ``mm_token_type_ids``).
     """
 
     def __init__(self, processor: Any, max_length: int) -> None:
@@ -171,6 +175,7 @@ class SpanCollator:
         spans = pad([e.span for e in encoded], NONE)
         batch["perception_mask"] = spans == PERCEPTION
         batch["reasoning_mask"] = spans == REASONING
+        batch["verdict_mask"] = spans == VERDICT
         if any("mm_token_type_ids" in e.extras for e in encoded):
             rows = [
                 e.extras["mm_token_type_ids"][0].tolist() if "mm_token_type_ids" in e.extras else []

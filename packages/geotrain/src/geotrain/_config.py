@@ -136,6 +136,9 @@ class RunConfig(_Frozen):
     the per-device batch and the number of processes (it must divide evenly)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Training precision (bf16/fp16 are mixed-precision autocast and need a GPU)."""
+    verdict_weight: Annotated[float, Field(gt=0)] = 1.0
+    """Weight of a verdict token's loss relative to the target's other tokens (critique records mark
+    their verdict words); 1.0 is the plain token mean. The loss stays normalised by the token count."""
     group_by_length: bool = False
     """Batch examples of similar length together (seeded shuffles of 50-batch groups, each sorted by
     length): less padding when short and long traces mix, the same examples per epoch."""
@@ -162,6 +165,8 @@ class RunConfig(_Frozen):
             raise ValueError(f"precision {self.precision!r} needs a GPU; use fp32 with use_cpu")
         if self.task == "prm" and any(s.kind != "prm" for s in self.data):
             raise ValueError("task 'prm' trains on geoprm records only (data kind 'prm')")
+        if self.verdict_weight != 1.0 and self.task != "prm":
+            raise ValueError("verdict_weight weights the verdicts of critiques: it needs task 'prm'")
         if self.family == "causal_lm" and self.freeze_vision:
             raise ValueError("freeze_vision needs a vision model; family 'causal_lm' is text-only")
         if self.eval is not None and self.eval.data.kind != "pa":

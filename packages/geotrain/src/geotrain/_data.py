@@ -2,7 +2,7 @@
 
 Both formats become :class:`Example` objects: the user turn (images then text), the assistant
 target, and the character spans of the target that count as perception (diagram clauses) and
-reasoning (the trace). geotrain reads the MTS pipeline's PA records with its own model (it does not
+reasoning (the trace), or, in a critique, its verdict words. geotrain reads the MTS pipeline's PA records with its own model (it does not
 import geosynth); see docs/geotrain.md for the format.
 """
 
@@ -114,6 +114,9 @@ class Example(_Frozen):
     """Character span of the perception part of the target (None: not marked)."""
     reasoning_span: Span | None = None
     """Character span of the reasoning part of the target (None: not marked)."""
+    verdict_spans: tuple[Span, ...] = ()
+    """Character spans of the target's verdict words (a critique's decisions; PRM records), whose tokens
+    the loss weights by ``RunConfig.verdict_weight``."""
 
 
 def _resolve(folder: Path, paths: Sequence[str]) -> tuple[str, ...]:
@@ -159,13 +162,21 @@ def _from_chat(line: str, folder: Path) -> Example:
 
 
 def _from_prm(line: str, folder: Path) -> Example:
+    from geoprm import parse_critique
     from geoprm.data import SFTRecord
 
     rec = SFTRecord.model_validate(json.loads(line), strict=False)
     parts = (*(ContentPart(type="image") for _ in rec.images), ContentPart(type="text", text=rec.prompt))
+    text = rec.completion
+    words = (span for step in parse_critique(text, strict=False).steps for span in step.verdict_spans)
+    # With the space before it, a verdict word is one pre-token of a byte-level BPE: cutting the target
+    # there leaves its tokens as they are when the text is tokenised whole.
+    verdicts = tuple(
+        (start - 1 if start > 0 and text[start - 1] == " " else start, end) for start, end in words
+    )
     return Example(
         id=rec.id, messages=(Message(role="user", content=parts),), images=_resolve(folder, rec.images),
-        target=rec.completion,
+        target=rec.completion, verdict_spans=verdicts,
     )  # fmt: skip
 
 

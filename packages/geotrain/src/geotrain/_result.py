@@ -19,7 +19,7 @@ class TrainResult(BaseModel):
     global_step: int
     """Optimizer steps completed."""
     log_history: tuple[dict[str, float], ...]
-    """Every log entry: ``loss``, ``perception_loss``, ``reasoning_loss``, ``learning_rate``, ``step``..."""
+    """Every log entry: ``loss``, ``perception_loss``, ``reasoning_loss``, ``verdict_loss``, ``learning_rate``..."""
 
     def losses(self, key: str = "loss") -> list[float]:
         """The logged values of ``key`` in step order (e.g. ``loss``, ``perception_loss``)."""

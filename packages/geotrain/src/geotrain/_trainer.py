@@ -223,18 +223,26 @@ def to_training_arguments(config: RunConfig) -> Any:
     )  # fmt: skip
 
 
+SPAN_LOSSES = ("perception", "reasoning", "verdict")
+"""The target spans whose mean NLL is logged (``<name>_loss``); the collator's ``<name>_mask`` marks them."""
+
+
 class SpanLossTrainer(transformers.Trainer):
     """``Trainer`` with the joint assistant-turn NLL as loss and per-span NLLs in the logs.
 
-    Logged keys besides ``loss``: ``perception_loss`` and ``reasoning_loss`` (mean NLL per token of
-    each span since the last log, over all processes) when the data marks spans.
+    Logged keys besides ``loss``: ``perception_loss``, ``reasoning_loss`` and ``verdict_loss`` (mean NLL
+    per token of each span since the last log, over all processes) when the data marks spans. With a
+    ``verdict_weight`` other than 1, a verdict token's NLL counts that many times in the loss.
     """
 
-    def __init__(self, *args: Any, group_by_length: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, group_by_length: bool = False, verdict_weight: float = 1.0, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.group_by_length = group_by_length
+        self.verdict_weight = verdict_weight
         self.model_accepts_loss_kwargs = True  # count label tokens over accumulation steps and processes
-        self._span_sums = torch.zeros(4, dtype=torch.float64)  # perception nll, count, reasoning nll, count
+        self._span_sums = torch.zeros(2 * len(SPAN_LOSSES), dtype=torch.float64)  # per span: nll, count
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
         dataset = self.train_dataset if train_dataset is None else train_dataset
@@ -248,13 +256,17 @@ class SpanLossTrainer(transformers.Trainer):
     ) -> Any:
         """Summed token NLL of the labels over the accumulated batch's label-token count."""
         labels = inputs.pop("labels")
-        masks = (inputs.pop("perception_mask"), inputs.pop("reasoning_mask"))
+        masks = tuple(inputs.pop(f"{name}_mask") for name in SPAN_LOSSES)
         outputs = model(**inputs)
         target = labels[:, 1:]
         valid = target.ne(-100)
         logits = outputs.logits[:, :-1].float()
         nll = F.cross_entropy(logits.transpose(1, 2), target.clamp(min=0), reduction="none") * valid
-        total = nll.sum()
+        if self.verdict_weight != 1.0:
+            verdict = masks[SPAN_LOSSES.index("verdict")][:, 1:]
+            total = (nll * (1.0 + (self.verdict_weight - 1.0) * verdict)).sum()
+        else:
+            total = nll.sum()
         if num_items_in_batch is None:
             loss = total / valid.sum().clamp(min=1)
         else:
@@ -287,14 +299,15 @@ class SpanLossTrainer(transformers.Trainer):
         target.load_state_dict(saved.state_dict(), strict=True)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the perception and reasoning losses to every training-loss log."""
+        """Add the per-span losses (perception, reasoning, verdict) to every training-loss log."""
         if "loss" in logs:
             sums = self._span_sums.to(self.args.device)
             if self.accelerator.num_processes > 1:
                 sums = self.accelerator.reduce(sums, reduction="sum")
-            for name, (nll, count) in {"perception_loss": sums[0:2], "reasoning_loss": sums[2:4]}.items():
+            for i, name in enumerate(SPAN_LOSSES):
+                nll, count = sums[2 * i], sums[2 * i + 1]
                 if float(count) > 0:
-                    logs[name] = round(float(nll) / float(count), 4)
+                    logs[f"{name}_loss"] = round(float(nll) / float(count), 4)
             self._span_sums.zero_()
         super().log(logs, start_time)
 
@@ -340,6 +353,7 @@ def build_trainer(config: RunConfig, *, callbacks: Sequence[Any] = ()) -> SpanLo
         model=model, args=to_training_arguments(config), train_dataset=dataset,
         data_collator=SpanCollator(processor, config.max_length), processing_class=processor,
         callbacks=[*callbacks, *([accuracy] if accuracy else [])], group_by_length=config.group_by_length,
+        verdict_weight=config.verdict_weight,
     )  # fmt: skip
     if accuracy is not None:
         accuracy.trainer = trainer

@@ -13,7 +13,15 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from geo_cli._errors import InputError
 from geo_cli._inputs import read_text
@@ -172,6 +180,8 @@ class CritiqueDataSettings(_Model):
     """Add each problem's reference program (a solution correct at every step)."""
     balance: bool = True
     """Keep as many records with a wrong step as without."""
+    verdict_first: bool = False
+    """Write each step's verdict before its analyses in the critiques (``geoprm.format_critique``)."""
     temperature: Annotated[float, Field(gt=0)] = 0.7
     """Policy sampling temperature."""
     max_tokens: Annotated[int, Field(ge=1)] = 96
@@ -182,6 +192,13 @@ class CritiqueDataSettings(_Model):
     """Problems per policy call (one resumable chunk)."""
     threads: Annotated[int, Field(ge=1)] = 1
     """Torch CPU threads of the policy."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.verdict_first:  # left out at its default: the stage keys of earlier runs stay valid
+            data.pop("verdict_first", None)
+        return data
 
 
 class MTSSettings(_Model):

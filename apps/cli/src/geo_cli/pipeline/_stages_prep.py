@@ -384,7 +384,7 @@ def _critique_data(ctx: StageContext) -> dict[str, Any]:
     try:
         made = fp.write_critique_data(
             problems, sampler, sampling, out, corruptions=settings.corruptions, references=settings.references,
-            balanced=settings.balance, report=report,
+            balanced=settings.balance, verdict_first=settings.verdict_first, report=report,
             progress=lambda what, done, total: ctx.events.progress("mts", done, total, f"critique data: {what}"),
             about={"figures": str(figured), "corpus": str(corpus), "policy": settings.policy},
         )  # fmt: skip
