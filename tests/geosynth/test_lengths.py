@@ -138,6 +138,20 @@ def test_three_parallels_cut_two_transversals_proportionally(monkeypatch: pytest
     assert not _solve(TRAPEZOID)[1].proved
 
 
+def test_parallels_not_yet_merged_into_one_line_give_no_intercept_equation() -> None:
+    # Lines b q and b r are known parallel to a p, so they are one line, but no collinearity says so yet:
+    # the transversal a b meets both at b. The cuts a b b would include a zero segment (this raised
+    # while a proof of an IMO shortlist problem was traced).
+    from geosynth.engine.algebra.chasing import intercepts
+
+    store = FactStore(("a", "b", "p", "q", "r"))
+    store.merge_lines(store.line_of("p", "q"), store.line_of("q", "r"))
+    for other in (("b", "q"), ("b", "r")):
+        store.merge_dirs(store.dir_of("a", "p"), store.dir_of(*other))
+    facts: list[Relation] = []
+    assert intercepts(store, facts) == [] and facts == []
+
+
 def test_converse_thales_from_bisector_ratios(monkeypatch: pytest.MonkeyPatch) -> None:
     problem, result = _solve(BISECTED)
     assert result.proved

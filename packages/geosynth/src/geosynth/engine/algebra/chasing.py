@@ -317,6 +317,10 @@ def intercepts(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, froz
                 continue
             a = [first[line] for line in shared]
             b = [second[line] for line in shared]
+            if len(set(a)) < len(a) or len(set(b)) < len(b):
+                # Two of the parallels meet a transversal at one point: they are one line whose points the
+                # store has not yet merged, and the cuts would include a zero segment. No equation.
+                continue
             base = len(facts)
             facts += [Parallel.of(*on[shared[0]][:2], *on[line][:2]) for line in shared[1:]]
             facts += [Collinear.of(*a), Collinear.of(*b)]
