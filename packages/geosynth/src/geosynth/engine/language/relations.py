@@ -97,15 +97,27 @@ def _angle(points: Sequence[str]) -> tuple[str, str, str]:
     return (a, b, c) if a <= c else (c, b, a)
 
 
+_TRIANGLE_ORDERS = tuple(
+    (*perm, *(3 + i for i in perm)) for perm in itertools.permutations(range(3))
+) + tuple((*(3 + i for i in perm), *perm) for perm in itertools.permutations(range(3)))
+"""The twelve orderings of two corresponding triangles: one vertex permutation applied to both, either
+triangle first."""
+
+_TRIANGLE_BY_FIRST = tuple(tuple(o for o in _TRIANGLE_ORDERS if o[0] == first) for first in range(6))
+"""The two orderings of ``_TRIANGLE_ORDERS`` that start with each point."""
+
+
 def canonical_triangle_pair(points: Points) -> Points:
-    """Two corresponding triangles: the same permutation applied to both, and the two swapped."""
-    first, second = points[0:3], points[3:6]
-    candidates: list[Points] = []
-    for perm in itertools.permutations(range(3)):
-        t1 = tuple(first[i] for i in perm)
-        t2 = tuple(second[i] for i in perm)
-        candidates.extend(((*t1, *t2), (*t2, *t1)))
-    return min(candidates)
+    """Two corresponding triangles: the same permutation applied to both, and the two swapped.
+
+    The least of the twelve orderings starts with the least point, so when that point occurs once only
+    the two orderings that start with it are compared.
+    """
+    low = min(points)
+    if points.count(low) == 1:
+        first, second = _TRIANGLE_BY_FIRST[points.index(low)]
+        return min(tuple(points[i] for i in first), tuple(points[i] for i in second))
+    return min(tuple(points[i] for i in order) for order in _TRIANGLE_ORDERS)
 
 
 def canonical_midpoint(points: Points) -> Points:
