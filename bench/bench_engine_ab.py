@@ -63,7 +63,9 @@ def _summary(label: str, rows: list[list[Any]], both: list[int]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="The engine at a base git revision against the working tree.")
+    parser = argparse.ArgumentParser(
+        description="The engine at a base git revision against the working tree."
+    )
     parser.add_argument("--base", required=True, help="git revision of the baseline engine")
     parser.add_argument("--timeout", type=float, default=30.0, help="the engine's time limit per problem")
     parser.add_argument("--limit", type=int, default=None, help="first N problems of each file")

@@ -283,13 +283,23 @@ class CompiledRule:
         return " UNION ".join(sql for _, sql in chosen)
 
 
-@lru_cache(maxsize=4096)
+_COMPILED: dict[Rule, CompiledRule | None] = {}
+
+
 def compile_rule(rule: Rule) -> CompiledRule | None:
     """Compile a rule's premises to a join, or ``None`` when a predicate is not in the store yet.
 
     Remembered per rule (rules and compiled rules are immutable): every search and every replayed step
     uses the same few dozen rules.
     """
+    if rule not in _COMPILED:
+        if len(_COMPILED) >= 4096:
+            _COMPILED.clear()
+        _COMPILED[rule] = _compile_rule(rule)
+    return _COMPILED[rule]
+
+
+def _compile_rule(rule: Rule) -> CompiledRule | None:
     if all(s.name in CHASING for s in rule.premises + rule.conclusions):
         return None  # angle or ratio chasing: the algebraic system's job, far too many rows as a join
     joined = tuple(s for s in rule.premises if s.name not in DIAGRAM_PREMISES)
