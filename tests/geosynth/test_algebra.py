@@ -20,6 +20,7 @@ from geosynth import (
 )
 from geosynth.engine import ANGLE_RULE, RATIO_RULE, LinearSystem
 from geosynth.engine.algebra.chasing import log_of
+from geosynth.engine.algebra.elimination import divide
 
 F = Fraction
 
@@ -36,6 +37,20 @@ def test_elimination_reads_off_equalities_with_their_sources() -> None:
     assert system.inconsistent == [4] and system.rank == 3
     # Units are constants: never a pivot, so a free variable stays free.
     assert system.reduce({"deg": F(1)}).expr == {"deg": F(1)}
+
+
+def test_elimination_stays_exact_when_pivots_are_not_one() -> None:
+    # 3x + 2y = 1 and 2x - 5y = 0 (int and Fraction coefficients mixed): x = 5/19, y = 2/19, exactly.
+    system = LinearSystem(frozenset({"one"}))
+    system.add({"x": 3, "y": F(2), "one": -1}, source=0)
+    system.add({"x": F(2), "y": -5}, source=1)
+    x, y = system.reduce({"x": 1}).expr, system.reduce({"y": F(1)}).expr
+    assert x == {"one": F(5, 19)} and y == {"one": F(2, 19)}
+    assert all(isinstance(c, int | F) for c in (*x.values(), *y.values()))  # never a float
+    # A whole coefficient comes back as an int, equal to and hashing like the Fraction.
+    whole = system.reduce({"x": 19, "y": F(-19, 2)}).expr
+    assert whole == {"one": 4} and type(whole["one"]) is int and hash(whole["one"]) == hash(F(4))
+    assert divide(1, 3) == F(1, 3) and divide(F(6), 3) == 2 and type(divide(F(6), 3)) is int
 
 
 def test_logarithms_of_rationals_are_exact_over_primes() -> None:

@@ -102,7 +102,8 @@ def test_llm_requests_run_as_ray_tasks_with_the_same_traces(
 
     monkeypatch.setattr("geosynth.mts._pipeline.RaySampler", CountingRaySampler)
     server = fake_openai(_teacher)
-    llm = LLMConfig(model="teacher", base_url=server.base_url, max_retries=0, timeout=30)
+    # A long timeout: on a busy machine the Ray workers may take a minute or more to start and reply.
+    llm = LLMConfig(model="teacher", base_url=server.base_url, max_retries=0, timeout=180)
     local = run_mts(mini_dataset, tmp_path / "local", MTSConfig(jobs=1, mixtures=False, llm=llm))
     calls = server.calls
     llm = llm.model_copy(update={"cache": tmp_path / "ray-cache.sqlite"})  # a cold cache: every call again

@@ -133,7 +133,7 @@ class Evaluator:
         measured = _angle_at(self.coords, a, b, c)
         for value in (directed, 180 - directed):
             if 0 < value < 180 and abs(float(value) - measured) < TOLERANCE * 180:
-                return Value("angle", (a, b, c), value, None, reduced.sources)
+                return Value("angle", (a, b, c), Fraction(value), None, reduced.sources)
         return None
 
     def length(self, x: str, y: str) -> Value | None:
@@ -186,7 +186,7 @@ class Evaluator:
         units = self.ratios.system.units
         if reduced.key(units) or not reduced.sources:
             return None
-        ratio = {int(u[1]): e for u, e in reduced.constant(units).items() if isinstance(u, tuple)}
+        ratio = {int(u[1]): Fraction(e) for u, e in reduced.constant(units).items() if isinstance(u, tuple)}
         measured = self._measured(x, y)
         if abs(power_value(ratio) - measured) > TOLERANCE * max(1.0, measured):
             return None

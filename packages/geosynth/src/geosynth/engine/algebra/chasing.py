@@ -27,7 +27,7 @@ from collections.abc import Container, Hashable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from geosynth.engine.algebra.elimination import Expr, LinearSystem, Reduced, add_scaled
+from geosynth.engine.algebra.elimination import Coef, Expr, LinearSystem, Reduced, add_scaled
 from geosynth.engine.algebra.transversals import lines_by_direction, points_on_lines, transversal_equations
 from geosynth.engine.geometry.geometry import Vec, directed_line_angle
 from geosynth.engine.language.relations import (
@@ -86,9 +86,9 @@ def factor(n: int) -> dict[int, int]:
 
 def log_of(value: Fraction) -> Expr:
     """``log value`` (a positive rational) over the prime units ``("log", p)``."""
-    out: Expr = {("log", p): Fraction(e) for p, e in factor(value.numerator).items()}
+    out: Expr = {("log", p): e for p, e in factor(value.numerator).items()}
     for p, e in factor(value.denominator).items():
-        add_scaled(out, {("log", p): Fraction(e)}, Fraction(-1))
+        add_scaled(out, {("log", p): e}, -1)
     return out
 
 
@@ -126,7 +126,7 @@ class AngleSystem:
         """The line class through two points (keyed by the store's current classes)."""
         return self.store.line_of(a, b)
 
-    def lifted(self, terms: dict[int, Fraction], degrees: Fraction) -> Expr | None:
+    def lifted(self, terms: Mapping[int, Coef], degrees: Coef) -> Expr | None:
         """``sum terms = degrees (mod 180)`` as an exact equation true on the diagram (``None`` if trivial)."""
         terms = {v: c for v, c in terms.items() if c}
         if not terms:
@@ -139,12 +139,12 @@ class AngleSystem:
             expr[DEG] = -constant
         return expr
 
-    def difference(self, pairs: Sequence[Pair], signs: Sequence[int], degrees: Fraction) -> Expr | None:
+    def difference(self, pairs: Sequence[Pair], signs: Sequence[int], degrees: Coef) -> Expr | None:
         """The lifted equation ``sum sign * theta(pair) = degrees``."""
-        terms: dict[int, Fraction] = {}
+        terms: dict[int, int] = {}
         for (a, b), sign in zip(pairs, signs, strict=True):
             line = self.line(a, b)
-            terms[line] = terms.get(line, Fraction(0)) + sign
+            terms[line] = terms.get(line, 0) + sign
         return self.lifted(terms, degrees)
 
     def equations(self, fact: Relation) -> list[Expr]:
@@ -159,7 +159,7 @@ class AngleSystem:
                     (second[0], second[1]),
                     (second[2], second[3]),
                 ]
-                expr = self.difference(pairs, [1, -1, -1, 1], Fraction(0))
+                expr = self.difference(pairs, [1, -1, -1, 1], 0)
                 out += [] if expr is None else [expr]
             return out
         expr = self.equation(fact)
@@ -169,18 +169,18 @@ class AngleSystem:
         """The angle equation a one-equation fact gives, or ``None``."""
         p = fact.points
         if isinstance(fact, Parallel | Perpendicular):
-            degrees = Fraction(90 if isinstance(fact, Perpendicular) else 0)
+            degrees = 90 if isinstance(fact, Perpendicular) else 0
             return self.difference([(p[0], p[1]), (p[2], p[3])], [1, -1], degrees)
         if isinstance(fact, EqualLineAngles):
             pairs = [(p[i], p[i + 1]) for i in range(0, 8, 2)]
-            return self.difference(pairs, [1, -1, -1, 1], Fraction(0))
+            return self.difference(pairs, [1, -1, -1, 1], 0)
         if isinstance(fact, DirectedAngleConstant):
             return self.difference([(p[1], p[2]), (p[1], p[0])], [1, -1], fact.degrees)
         return None
 
     def angle(self, l1: int, l2: int) -> Reduced:
         """The reduced form of ``theta_l1 - theta_l2``."""
-        return self.system.reduce({("L", l1): Fraction(1), ("L", l2): Fraction(-1)})
+        return self.system.reduce({("L", l1): 1, ("L", l2): -1})
 
 
 @dataclass
@@ -201,10 +201,8 @@ class RatioSystem:
 
     def ratio(self, a: str, b: str, c: str, d: str) -> Expr:
         """``log |a b| - log |c d|``."""
-        expr: Expr = {}
-        add_scaled(expr, {self.seg(a, b): Fraction(1)}, Fraction(1))
-        add_scaled(expr, {self.seg(c, d): Fraction(1)}, Fraction(-1))
-        return expr
+        first, second = self.seg(a, b), self.seg(c, d)
+        return {} if first == second else {first: 1, second: -1}
 
     def equations(self, fact: Relation) -> list[Expr]:
         """The ratio equations a fact gives (possibly none)."""
@@ -361,7 +359,7 @@ def bisector_rows(
                     if a in points:
                         continue
                     ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
-                    row: Expr = {("L", ab): Fraction(1), ("L", ad): Fraction(-2), ("L", ac): Fraction(1)}
+                    row: Expr = {("L", ab): 1, ("L", ad): -2, ("L", ac): 1}
                     yield a, b, c, d, angles.system.reduce(row)
 
 
@@ -418,7 +416,7 @@ def build_systems(
     return angles, ratios
 
 
-def _mod180(value: Fraction) -> Fraction:
+def _mod180(value: Coef) -> Coef:
     return value % 180
 
 
@@ -440,14 +438,14 @@ def _line_pair_relation(
 def direction_findings(angles: AngleSystem) -> list[Finding]:
     """``para`` and ``perp`` facts read off the reduced directions (one per pair of direction groups)."""
     units = angles.system.units
-    groups: dict[tuple[object, ...], list[tuple[Fraction, int, Reduced]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[Coef, int, Reduced]]] = {}
     for line in sorted(angles.where):
         reduced = angles.system.reduce({("L", line): Fraction(1)})
         constant = reduced.constant(units).get(DEG, Fraction(0))
         groups.setdefault(reduced.key(units), []).append((constant, line, reduced))
     out: list[Finding] = []
     for members in groups.values():
-        firsts: dict[Fraction, tuple[int, Reduced]] = {}
+        firsts: dict[Coef, tuple[int, Reduced]] = {}
         for constant, line, reduced in members:
             slot = _mod180(constant)
             if slot in firsts:

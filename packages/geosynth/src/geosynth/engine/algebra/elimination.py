@@ -6,6 +6,10 @@ never chosen as pivots, so reducing an expression leaves it as a combination of 
 constant written over the units. Two expressions are equal exactly when their reduced forms are equal,
 and an expression is a known constant exactly when its reduced form has only units.
 
+Coefficients are exact rationals held as ``int`` whenever they are whole (nearly all of them: angle and
+log-ratio equations have small integer coefficients) and as ``Fraction`` otherwise; integer arithmetic is
+many times faster than ``Fraction``'s, and the two compare and hash alike.
+
 Every row remembers the source equations combined into it (ids chosen by the caller), so a fact read off
 the system can name the equations it came from.
 """
@@ -16,18 +20,40 @@ from collections.abc import Container, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-Expr = dict[Hashable, Fraction]
+Coef = int | Fraction
+"""An exact rational coefficient: an ``int`` when whole (see :func:`exact`)."""
+
+Expr = dict[Hashable, Coef]
 """A linear combination: variable (or unit) to coefficient; zero coefficients are never stored."""
 
 
-def add_scaled(target: Expr, other: Mapping[Hashable, Fraction], factor: Fraction) -> None:
+def exact(value: Coef) -> Coef:
+    """The same rational, as an ``int`` when it is whole."""
+    if type(value) is Fraction and value.denominator == 1:
+        return value.numerator
+    return value
+
+
+def add_scaled(target: Expr, other: Mapping[Hashable, Coef], factor: Coef) -> None:
     """``target += factor * other`` in place, dropping terms that cancel."""
+    factor = exact(factor)
     for var, coef in other.items():
-        value = target.get(var, Fraction(0)) + factor * coef
+        value = target.get(var, 0) + factor * coef
         if value:
-            target[var] = value
+            target[var] = exact(value)
         else:
             target.pop(var, None)
+
+
+def divide(numerator: Coef, denominator: Coef) -> Coef:
+    """The exact quotient (``/`` on two ints would give a float)."""
+    return exact(Fraction(numerator) / denominator)
+
+
+def _inverse(value: Coef) -> Coef:
+    if value == 1 or value == -1:
+        return value
+    return exact(Fraction(1) / value)
 
 
 @dataclass
@@ -42,16 +68,16 @@ class _Row:
 class Reduced:
     """An expression reduced against the system: free variables and units, and the sources used."""
 
-    expr: dict[Hashable, Fraction]
+    expr: Expr
     sources: frozenset[int]
 
-    def key(self, units: Container[Hashable]) -> tuple[tuple[Hashable, Fraction], ...]:
+    def key(self, units: Container[Hashable]) -> tuple[tuple[Hashable, Coef], ...]:
         """The variable part only (sorted by ``repr``), for grouping expressions that differ by a constant."""
         return tuple(
             sorted(((v, c) for v, c in self.expr.items() if v not in units), key=lambda t: repr(t[0]))
         )
 
-    def constant(self, units: Container[Hashable]) -> dict[Hashable, Fraction]:
+    def constant(self, units: Container[Hashable]) -> Expr:
         """The unit part: the constant the expression equals once the variable part is known."""
         return {v: c for v, c in self.expr.items() if v in units}
 
@@ -75,9 +101,9 @@ class LinearSystem:
         self.inconsistent: list[int] = []
         """Source ids of offered equations that contradicted the system (ignored)."""
 
-    def reduce(self, expr: Mapping[Hashable, Fraction]) -> Reduced:
+    def reduce(self, expr: Mapping[Hashable, Coef]) -> Reduced:
         """Substitute every pivot: the expression over free variables and units, and the rows used."""
-        out: Expr = dict(expr)
+        out: Expr = {v: exact(c) for v, c in expr.items() if c}
         sources: set[int] = set()
         for var in [v for v in out if v in self._rows]:
             coef = out.get(var)
@@ -94,7 +120,7 @@ class LinearSystem:
             return None
         return max(candidates, key=lambda v: (self._order.get(v, -1), repr(v)))
 
-    def add(self, expr: Mapping[Hashable, Fraction], source: int | frozenset[int]) -> bool:
+    def add(self, expr: Mapping[Hashable, Coef], source: int | frozenset[int]) -> bool:
         """Add ``expr = 0`` from ``source`` (one id or several). Returns whether it was independent.
 
         A contradicting equation (reducing to a nonzero constant) is recorded in :attr:`inconsistent`
@@ -107,8 +133,8 @@ class LinearSystem:
             if reduced.expr:
                 self.inconsistent.extend([source] if isinstance(source, int) else sorted(source))
             return False
-        scale = 1 / reduced.expr[pivot]
-        row_expr: Expr = {v: c * scale for v, c in reduced.expr.items()}
+        scale = _inverse(reduced.expr[pivot])
+        row_expr: Expr = {v: exact(c * scale) for v, c in reduced.expr.items()}
         row = _Row(pivot, row_expr, reduced.sources | ({source} if isinstance(source, int) else source))
         for other in self._rows.values():  # keep the echelon form fully reduced
             coef = other.expr.get(pivot)

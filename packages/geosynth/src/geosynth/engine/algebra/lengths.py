@@ -20,12 +20,12 @@ deductive loop and recorded with the facts the elimination combined.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from geosynth.engine.algebra.chasing import Finding, RatioSystem, log_of
-from geosynth.engine.algebra.elimination import Expr, LinearSystem, Reduced, add_scaled
+from geosynth.engine.algebra.elimination import Coef, Expr, LinearSystem, Reduced, add_scaled, divide
 from geosynth.engine.algebra.transversals import points_on_lines
 from geosynth.engine.geometry.geometry import Vec
 from geosynth.engine.language.relations import (
@@ -123,7 +123,7 @@ def _betweenness(
             lengths.add(expr, frozenset((base, base + 1)))
 
 
-def _rational_exp(constant: dict[Hashable, Fraction]) -> Fraction | None:
+def _rational_exp(constant: Mapping[Hashable, Coef]) -> Fraction | None:
     """``exp`` of a combination of ``log p`` units when it is a small rational, else ``None``."""
     value = Fraction(1)
     for unit, exponent in constant.items():
@@ -202,7 +202,7 @@ def length_system_findings(
     if isinstance(goal, EqualLength):
         a, b, c, d = goal.points
         lengths.segments.update({(min(a, b), max(a, b)), (min(c, d), max(c, d))})
-    groups: dict[tuple[object, ...], tuple[Pair, Reduced, Fraction]] = {}
+    groups: dict[tuple[object, ...], tuple[Pair, Reduced, Coef]] = {}
     out: list[Finding] = []
     for a, b in sorted(lengths.segments):
         reduced = lengths.reduce(a, b)
@@ -210,12 +210,12 @@ def length_system_findings(
             continue
         items = sorted(reduced.expr.items(), key=lambda t: repr(t[0]))
         lead = items[0][1]
-        key = tuple((v, c / lead) for v, c in items)
+        key = tuple((v, divide(c, lead)) for v, c in items)
         head = groups.setdefault(key, ((a, b), reduced, lead))
         if head[0] == (a, b):
             continue
         (c, d), head_reduced, head_lead = head
-        value = lead / head_lead  # |a b| = value * |c d|
+        value = Fraction(divide(lead, head_lead))  # |a b| = value * |c d|
         if value <= 0:
             continue  # only when the facts contradict the diagram's order; nothing to read off
         sources = reduced.sources | head_reduced.sources

@@ -14,7 +14,7 @@ import itertools
 from fractions import Fraction
 
 from geosynth.engine.algebra.chasing import DEG, AngleSystem, Finding, RatioSystem
-from geosynth.engine.algebra.elimination import Expr, Reduced
+from geosynth.engine.algebra.elimination import Coef, Expr, Reduced
 from geosynth.engine.diagram.numeric import holds
 from geosynth.engine.geometry.geometry import Vec
 from geosynth.engine.language.relations import CongruentTriangles, Relation, SimilarTriangles
@@ -31,7 +31,7 @@ Key = tuple[object, ...]
 
 
 def _full(reduced: Reduced) -> Key:
-    items: list[tuple[object, Fraction]] = list(reduced.expr.items())
+    items: list[tuple[object, Coef]] = list(reduced.expr.items())
     items.sort(key=lambda t: repr(t[0]))
     return tuple(items)
 

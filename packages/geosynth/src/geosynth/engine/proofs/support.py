@@ -39,7 +39,7 @@ from geosynth.engine.algebra.chasing import (
     intercepts,
     thales,
 )
-from geosynth.engine.algebra.elimination import LinearSystem
+from geosynth.engine.algebra.elimination import Coef, LinearSystem
 from geosynth.engine.algebra.transversals import transversal_equations
 from geosynth.engine.geometry.geometry import Vec
 from geosynth.engine.language.relations import (
@@ -74,7 +74,7 @@ TIME_LIMIT = 5.0
 class Row:
     """A candidate equation ``expr = 0`` and the source facts (ids) it needs."""
 
-    expr: Mapping[Hashable, Fraction]
+    expr: Mapping[Hashable, Coef]
     sources: frozenset[int]
 
 
@@ -91,7 +91,7 @@ class Support:
 
 
 def implies(
-    targets: Sequence[Mapping[Hashable, Fraction]],
+    targets: Sequence[Mapping[Hashable, Coef]],
     rows: Sequence[Row],
     units: Container[Hashable],
     modulus: Fraction | None,
@@ -120,7 +120,7 @@ def implies(
     return True
 
 
-def _variables(targets: Sequence[Mapping[Hashable, Fraction]], rows: Sequence[Row]) -> list[Hashable]:
+def _variables(targets: Sequence[Mapping[Hashable, Coef]], rows: Sequence[Row]) -> list[Hashable]:
     seen: dict[Hashable, None] = {}
     for expr in [*targets, *(r.expr for r in rows)]:
         for var in expr:
@@ -129,7 +129,7 @@ def _variables(targets: Sequence[Mapping[Hashable, Fraction]], rows: Sequence[Ro
 
 
 def solve_support(
-    targets: Sequence[Mapping[Hashable, Fraction]], rows: Sequence[Row], method: Method = "l0"
+    targets: Sequence[Mapping[Hashable, Coef]], rows: Sequence[Row], method: Method = "l0"
 ) -> frozenset[int] | None:
     """The solver's support (source ids), or ``None`` when it finds no combination.
 
@@ -182,7 +182,7 @@ def solve_support(
 
 
 def minimal_support(
-    targets: Sequence[Mapping[Hashable, Fraction]],
+    targets: Sequence[Mapping[Hashable, Coef]],
     rows: Sequence[Row],
     units: Container[Hashable],
     modulus: Fraction | None,

@@ -98,11 +98,15 @@ class UnionFind:
 
     def find(self, x: int) -> int:
         """The representative of ``x``'s class."""
-        root = x
-        while self._parent.get(root, root) != root:
-            root = self._parent[root]
+        parent = self._parent
+        up = parent.get(x, x)
+        if up == x or parent.get(up, up) == up:  # a root or a root's child: nearly every call
+            return up
+        root = up
+        while parent.get(root, root) != root:
+            root = parent[root]
         while x != root:  # path compression
-            self._parent[x], x = root, self._parent.get(x, x)
+            parent[x], x = root, parent.get(x, x)
         return root
 
     def union(self, x: int, y: int) -> tuple[int, int] | None:
