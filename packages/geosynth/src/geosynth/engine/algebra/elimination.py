@@ -47,13 +47,9 @@ def add_scaled(target: Expr, other: Mapping[Hashable, Coef], factor: Coef) -> No
 
 def divide(numerator: Coef, denominator: Coef) -> Coef:
     """The exact quotient (``/`` on two ints would give a float)."""
+    if denominator == 1 or denominator == -1:  # most pivots: no Fraction needed
+        return exact(numerator * denominator)
     return exact(Fraction(numerator) / denominator)
-
-
-def _inverse(value: Coef) -> Coef:
-    if value == 1 or value == -1:
-        return value
-    return exact(Fraction(1) / value)
 
 
 @dataclass
@@ -133,7 +129,7 @@ class LinearSystem:
             if reduced.expr:
                 self.inconsistent.extend([source] if isinstance(source, int) else sorted(source))
             return False
-        scale = _inverse(reduced.expr[pivot])
+        scale = divide(1, reduced.expr[pivot])
         row_expr: Expr = {v: exact(c * scale) for v, c in reduced.expr.items()}
         row = _Row(pivot, row_expr, reduced.sources | ({source} if isinstance(source, int) else source))
         for other in self._rows.values():  # keep the echelon form fully reduced
