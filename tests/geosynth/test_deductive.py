@@ -16,6 +16,8 @@ from geosynth.engine import (
     parse_rule,
     parse_rules,
 )
+from geosynth.engine.deduction.rules import Rule
+from geosynth.engine.language.predicates import build_relation
 
 SMALL = {
     "midline": ("a b c = triangle a b c; d = midpoint d a b; e = midpoint e a c ? para d e b c", "r07"),
@@ -195,3 +197,55 @@ def test_joins_over_recent_rows_find_what_whole_joins_find(
         result = deduce(problem, diagram, algebra=False)
         found[mode] = (result.proved, result.rounds, {relation_text(d.fact) for d in result.derivations})
     assert found["recent rows only"] == found["whole joins every round"], problem.name
+
+
+def test_conclusion_keys_read_the_classes_of_their_pairs() -> None:
+    rules = {r.name: r for r in load_rules()}
+    store = FactStore("abcdefgh")
+    store.add_perp(store.dir_of("a", "b"), store.dir_of("c", "d"))
+    store.add_perp(store.dir_of("e", "f"), store.dir_of("g", "h"))
+    store.merge_lengths(store.length_of("a", "b"), store.length_of("c", "d"))
+    checked: dict[str, int] = {}
+    for name in ("r09", "r31", "r33"):
+        compiled = compile_rule(rules[name])
+        assert compiled is not None
+        rows = store.db.execute(compiled.sql).fetchall()
+        checked[name] = len(rows)
+        width = len(compiled.variables)
+        for row in rows:
+            binding = dict(zip(compiled.variables, row[:width], strict=True))
+            for conclusion, key in zip(compiled.rule.conclusions, compiled.keys, strict=True):
+                if conclusion.name.startswith(("eqangle", "para", "perp")):
+                    # the directions the conclusion is about, read from the row
+                    pairs = [conclusion.args[i : i + 2] for i in range(0, len(conclusion.args), 2)]
+                    want = [store.dir_of(binding[x], binding[y]) for x, y in pairs]
+                    assert key.canon is None and list(key.of(row)) == want, name
+                else:  # triangles: the pair in canonical order, whatever order the row has it in
+                    points = tuple(binding[a] for a in conclusion.args)
+                    assert key.of(row) == build_relation(conclusion.name, points).points, name
+    assert checked["r09"] > 0 and checked["r33"] > 0, checked
+
+
+@pytest.mark.parametrize("index", [0, 5, 11, 19])
+def test_rows_of_settled_conclusions_are_skipped_without_changing_derivations(
+    data_dir: Path, index: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from geosynth.engine.deduction import deductive
+
+    problem = load_problems(data_dir / "jgex_sample.txt")[index]
+    diagram = realise(problem, np.random.default_rng(index), 50)
+    keyed = deduce(problem, diagram)
+    compile_plain = deductive.compile_rule
+
+    def without_keys(rule: Rule) -> deductive.CompiledRule | None:
+        compiled = compile_plain(rule)
+        return None if compiled is None else dataclasses.replace(compiled, keys=())
+
+    monkeypatch.setattr(deductive, "compile_rule", without_keys)
+    plain = deduce(problem, diagram)
+    assert [(d.rule, d.fact, d.premises) for d in keyed.derivations] == [
+        (d.rule, d.fact, d.premises) for d in plain.derivations
+    ]
+    assert (keyed.proved, keyed.rounds, keyed.rejected) == (plain.proved, plain.rounds, plain.rejected)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +32,7 @@ from geosynth.engine.language.definitions import Statement
 from geosynth.engine.language.predicates import build_relation
 from geosynth.engine.language.problem import Problem
 from geosynth.engine.language.relations import (
+    Canon,
     CircleThrough,
     Collinear,
     Concyclic,
@@ -45,6 +47,7 @@ from geosynth.engine.language.relations import (
     RatioConstant,
     Relation,
     SimilarTriangles,
+    canonical_set,
 )
 from geosynth.engine.language.shapes import AnyRelation
 from geosynth.engine.store.factstore import FactStore
@@ -255,14 +258,39 @@ join is cheaper than its branches over the recent rows."""
 
 
 @dataclass(frozen=True)
+class ConclusionKey:
+    """What decides whether a conclusion's instance in a join row is already implied.
+
+    Either the store classes the conclusion is about (the directions of a ``para``, ``perp`` or
+    ``eqangle``, the lengths of a ``cong``: row columns after the points), or its points in canonical
+    order (``canon`` set; the columns are the points of its arguments), which fix the relation itself.
+    Two rows with equal keys state conclusions that are implied together; since the store only grows,
+    once one of them is implied (or added) every later one is, and :func:`_fire` skips it. With
+    canonical points the key also fixes a conclusion that is no fact (a triangle paired with itself, or
+    with neither orientation true on the diagram), so that is not tried again either.
+    """
+
+    columns: tuple[int, ...]
+    canon: Canon | None = None
+
+    def of(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The key of one join row."""
+        values = tuple(row[c] for c in self.columns)
+        return values if self.canon is None else self.canon(values)
+
+
+@dataclass(frozen=True)
 class CompiledRule:
     """A rule as one SQL query whose rows bind the rule's point variables."""
 
     rule: Rule
     sql: str
     variables: tuple[str, ...]
+    """The point variables the first columns of a row bind, in order."""
     side_conditions: tuple[Statement, ...]
     """Diagrammatic premises, checked on the diagram for each row."""
+    keys: tuple[ConclusionKey, ...] = ()
+    """Per conclusion, what decides whether its instance in a row is implied (empty: none known)."""
     branches: tuple[tuple[str, str], ...] = ()
     """Per atom, its table and the join with that atom's row of version ``:since`` or later (the planner
     is told such rows are rare); the union of the branches whose tables were written since is the part of
@@ -322,6 +350,20 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
     points = tuple(v for v in first if not v.startswith("_v"))
     if any(v not in first for s in rule.conclusions + sides for v in s.args):
         return None
+    classes = _class_columns(atoms, first)
+    extra: list[str] = []
+    keys: list[ConclusionKey] = []
+    for conclusion in rule.conclusions:
+        refs = _conclusion_classes(conclusion, classes)
+        if refs is None:
+            kind = _conclusion_kind(conclusion.name)
+            canon = canonical_set if kind is None else kind.canon
+            keys.append(ConclusionKey(tuple(points.index(a) for a in conclusion.args), canon))
+            continue
+        for ref in refs:
+            if ref not in extra:
+                extra.append(ref)
+        keys.append(ConclusionKey(tuple(len(points) + extra.index(ref) for ref in refs)))
     # One instance per orbit of the rule's symmetric variable swaps (x <= y, as x = y may be bound).
     where.extend(f"{first[x]} <= {first[y]}" for x, y in symmetric_pairs(rule))
     # Four points of a `cyclic` premise must differ: any three points are concyclic, so a repeated point
@@ -330,7 +372,7 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
         if s.name == "cyclic" and len(s.args) == 4:
             where.extend(f"{first[a]} <> {first[b]}" for a, b in itertools.combinations(s.args, 2) if a != b)
     tables = ", ".join(f"{table} AS t{i}" for i, (table, _) in enumerate(atoms))
-    columns = ", ".join(first[v] for v in points)
+    columns = ", ".join([first[v] for v in points] + extra)
     sql = f"SELECT DISTINCT {columns} FROM {tables}"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -342,7 +384,41 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
         )
         for i, (table, _) in enumerate(atoms)
     )
-    return CompiledRule(rule, sql, points, sides, branches)
+    return CompiledRule(rule, sql, points, sides, keys=tuple(keys), branches=branches)
+
+
+_CLASS_TABLE = {"para": "dir", "perp": "dir", "eqangle": "dir", "eqangle6": "dir", "cong": "seg"}
+"""Conclusions whose store test reads only classes of point pairs, and the table of those classes."""
+
+
+def _class_columns(atoms: list[Atom], first: dict[str, str]) -> dict[tuple[str, str, str], str]:
+    """The column holding the class of each point pair the join binds: ``("dir", a, b)``, ``("seg", a, b)``."""
+    found: dict[tuple[str, str, str], str] = {}
+    line_dirs = {terms[0]: first[terms[1]] for table, terms in atoms if table == "dir"}
+    for table, terms in atoms:
+        a, b = sorted(terms[:2])
+        if table == "line" and terms[2] in line_dirs:
+            found.setdefault(("dir", a, b), line_dirs[terms[2]])
+        elif table == "seg":
+            found.setdefault(("seg", a, b), first[terms[2]])
+    return found
+
+
+def _conclusion_classes(
+    conclusion: Statement, classes: dict[tuple[str, str, str], str]
+) -> tuple[str, ...] | None:
+    """The columns of the classes a conclusion's store test reads, or ``None`` when the join lacks one."""
+    table = _CLASS_TABLE.get(conclusion.name)
+    if table is None:
+        return None
+    refs: list[str] = []
+    for i in range(0, len(conclusion.args), 2):
+        a, b = sorted(conclusion.args[i : i + 2])
+        ref = classes.get((table, a, b))
+        if ref is None:
+            return None
+        refs.append(ref)
+    return tuple(refs)
 
 
 DEFINITION_RULES: tuple[Rule, ...] = (parse_rule("coll M A B, cong M A M B => midp M A B", "d01"),)
@@ -420,12 +496,22 @@ class _Numeric:
     def __init__(self, diagram: Diagram) -> None:
         self.coords: dict[str, Vec] = diagram.coords()
         self._seen: dict[Relation, bool] = {}
+        self._orient: dict[tuple[Relation | None, tuple[str, ...]], Relation | None] = {}
 
     def holds(self, relation: Relation) -> bool:
         verdict = self._seen.get(relation)
         if verdict is None:
             verdict = self._seen[relation] = holds(relation, self.coords)
         return verdict
+
+    def oriented(self, fact: Relation | None, orientations: tuple[str, ...]) -> Relation | None:
+        """:func:`_oriented`, remembered (a triangle pair recurs in many rows of a join)."""
+        if not isinstance(fact, SimilarTriangles | CongruentTriangles):
+            return fact
+        key = (fact, orientations)
+        if key not in self._orient:
+            self._orient[key] = _oriented(fact, self, orientations)
+        return self._orient[key]
 
 
 ALGEBRA_FACTS = (DirectedAngleConstant, EqualRatios, RatioConstant, SimilarTriangles, CongruentTriangles)
@@ -482,6 +568,10 @@ def _oriented(fact: Relation | None, numeric: _Numeric, orientations: tuple[str,
     return None if len(orientations) < 2 else fact
 
 
+_Settled = tuple[int, tuple[Any, ...]]
+"""A conclusion (its index in the rule) with the classes it is about, once known to be implied."""
+
+
 def _fire(
     store: FactStore,
     compiled: CompiledRule,
@@ -506,13 +596,30 @@ def _fire(
     rejected = 0
     angled = any(s.name.startswith("eqangle") for s in compiled.rule.premises)
     orientations = ("same",) if angled else ("same", "opposite")
+    width = len(compiled.variables)
+    conclusions = compiled.rule.conclusions
+    keys = compiled.keys
+    unkeyed: list[tuple[int, _Settled | None]] = [(i, None) for i in range(len(conclusions))]
+    settled: set[_Settled] = set()
     for row in rows:
-        binding = dict(zip(compiled.variables, row, strict=True))
+        pending = unkeyed
+        if keys:
+            pending = [(i, key) for i, k in enumerate(keys) if (key := (i, k.of(row))) not in settled]
+            if not pending:
+                continue
+        binding = dict(zip(compiled.variables, row[:width], strict=True))
         if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
             continue
-        for conclusion in compiled.rule.conclusions:
-            fact = _oriented(_instantiate(conclusion.name, conclusion.args, binding), numeric, orientations)
-            if fact is None or KINDS[type(fact)].implied(store, fact):
+        for i, key in pending:
+            conclusion = conclusions[i]
+            fact = numeric.oriented(_instantiate(conclusion.name, conclusion.args, binding), orientations)
+            if fact is None:  # no fact; with canonical points as the key, none in any row with that key
+                if key is not None and keys[i].canon is not None:
+                    settled.add(key)
+                continue
+            if KINDS[type(fact)].implied(store, fact):
+                if key is not None:
+                    settled.add(key)
                 continue
             if not numeric.holds(fact):
                 rejected += 1
@@ -524,6 +631,8 @@ def _fire(
             added.append(
                 Derivation.model_validate({"fact": fact, "rule": compiled.rule.name, "premises": premises})
             )
+            if key is not None:
+                settled.add(key)
     return added, rejected
 
 
