@@ -211,9 +211,8 @@ def test_conclusion_keys_read_the_classes_of_their_pairs() -> None:
         assert compiled is not None
         rows = store.db.execute(compiled.sql).fetchall()
         checked[name] = len(rows)
-        width = len(compiled.variables)
         for row in rows:
-            binding = dict(zip(compiled.variables, row[:width], strict=True))
+            binding = compiled.binding(row)
             for conclusion, key in zip(compiled.rule.conclusions, compiled.keys, strict=True):
                 if conclusion.name.startswith(("eqangle", "para", "perp")):
                     # the directions the conclusion is about, read from the row

@@ -47,7 +47,6 @@ from geosynth.engine.language.relations import (
     RatioConstant,
     Relation,
     SimilarTriangles,
-    canonical_set,
 )
 from geosynth.engine.language.shapes import AnyRelation
 from geosynth.engine.store.factstore import FactStore
@@ -296,6 +295,10 @@ class CompiledRule:
     is told such rows are rare); the union of the branches whose tables were written since is the part of
     the join that is new since ``since``."""
 
+    def binding(self, row: tuple[Any, ...]) -> dict[str, str]:
+        """The point variables of one join row (the key columns after them are left out)."""
+        return dict(zip(self.variables, row[: len(self.variables)], strict=True))
+
     def delta_sql(self, store: FactStore, since: int) -> str | None:
         """The SQL for the rows of the join that use a table row of version ``since`` or later.
 
@@ -350,20 +353,7 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
     points = tuple(v for v in first if not v.startswith("_v"))
     if any(v not in first for s in rule.conclusions + sides for v in s.args):
         return None
-    classes = _class_columns(atoms, first)
-    extra: list[str] = []
-    keys: list[ConclusionKey] = []
-    for conclusion in rule.conclusions:
-        refs = _conclusion_classes(conclusion, classes)
-        if refs is None:
-            kind = _conclusion_kind(conclusion.name)
-            canon = canonical_set if kind is None else kind.canon
-            keys.append(ConclusionKey(tuple(points.index(a) for a in conclusion.args), canon))
-            continue
-        for ref in refs:
-            if ref not in extra:
-                extra.append(ref)
-        keys.append(ConclusionKey(tuple(len(points) + extra.index(ref) for ref in refs)))
+    keys, extra = _conclusion_keys(rule, atoms, first, points)
     # One instance per orbit of the rule's symmetric variable swaps (x <= y, as x = y may be bound).
     where.extend(f"{first[x]} <= {first[y]}" for x, y in symmetric_pairs(rule))
     # Four points of a `cyclic` premise must differ: any three points are concyclic, so a repeated point
@@ -385,6 +375,27 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
         for i, (table, _) in enumerate(atoms)
     )
     return CompiledRule(rule, sql, points, sides, keys=tuple(keys), branches=branches)
+
+
+def _conclusion_keys(
+    rule: Rule, atoms: list[Atom], first: dict[str, str], points: tuple[str, ...]
+) -> tuple[list[ConclusionKey], list[str]]:
+    """Each conclusion's key, and the class columns the join must select after the points for them."""
+    classes = _class_columns(atoms, first)
+    extra: list[str] = []
+    keys: list[ConclusionKey] = []
+    for conclusion in rule.conclusions:
+        refs = _conclusion_classes(conclusion, classes)
+        if refs is None:  # its points in canonical order (every compiled conclusion has a kind)
+            kind = _conclusion_kind(conclusion.name)
+            canon = kind.canon if kind is not None else Relation.canon
+            keys.append(ConclusionKey(tuple(points.index(a) for a in conclusion.args), canon))
+            continue
+        for ref in refs:
+            if ref not in extra:
+                extra.append(ref)
+        keys.append(ConclusionKey(tuple(len(points) + extra.index(ref) for ref in refs)))
+    return keys, extra
 
 
 _CLASS_TABLE = {"para": "dir", "perp": "dir", "eqangle": "dir", "eqangle6": "dir", "cong": "seg"}
@@ -569,7 +580,7 @@ def _oriented(fact: Relation | None, numeric: _Numeric, orientations: tuple[str,
 
 
 _Settled = tuple[int, tuple[Any, ...]]
-"""A conclusion (its index in the rule) with the classes it is about, once known to be implied."""
+"""A conclusion (its index in the rule) with its key in one row, once that key is settled."""
 
 
 def _fire(
@@ -596,7 +607,6 @@ def _fire(
     rejected = 0
     angled = any(s.name.startswith("eqangle") for s in compiled.rule.premises)
     orientations = ("same",) if angled else ("same", "opposite")
-    width = len(compiled.variables)
     conclusions = compiled.rule.conclusions
     keys = compiled.keys
     unkeyed: list[tuple[int, _Settled | None]] = [(i, None) for i in range(len(conclusions))]
@@ -607,7 +617,7 @@ def _fire(
             pending = [(i, key) for i, k in enumerate(keys) if (key := (i, k.of(row))) not in settled]
             if not pending:
                 continue
-        binding = dict(zip(compiled.variables, row[:width], strict=True))
+        binding = compiled.binding(row)
         if not all(_side_condition(s, binding, numeric) for s in compiled.side_conditions):
             continue
         for i, key in pending:

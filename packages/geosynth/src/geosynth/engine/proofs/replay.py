@@ -274,7 +274,7 @@ def _fires(rule: Rule, fact: Relation, premises: tuple[Relation, ...], ctx: Step
     store = premise_store(ctx.points, [p for p in premises if not isinstance(p, DIAGRAMMATIC)])
     given = set(premises)
     for row in store.db.execute(compiled.sql).fetchall():
-        binding = dict(zip(compiled.variables, row[: len(compiled.variables)], strict=True))
+        binding = compiled.binding(row)
         sides = [_instance(s.name, s.args, binding) for s in compiled.side_conditions]
         if not all(s is not None and s in given and holds(s, ctx.coords) for s in sides):
             continue
