@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,12 +116,16 @@ def test_resume_after_kill_matches_uninterrupted_run(
     with pytest.raises(KeyboardInterrupt):
         geotrain.train(killed, callbacks=[_Crash(at=3)])
     assert sorted(p.name for p in (tmp_path / "b").glob("checkpoint-*")) == ["checkpoint-2"]
+    # a save cut short (no trainer_state.json yet) is passed over: the run resumes from checkpoint-2
+    shutil.copytree(tmp_path / "b" / "checkpoint-2", tmp_path / "b" / "checkpoint-4")
+    (tmp_path / "b" / "checkpoint-4" / "trainer_state.json").unlink()
+    assert geotrain.latest_checkpoint(tmp_path / "b") == tmp_path / "b" / "checkpoint-2"
     resumed = geotrain.train(killed, resume_from=True)
     expected = {int(e["step"]): e["loss"] for e in straight.log_history if "loss" in e}
     got = {int(e["step"]): e["loss"] for e in resumed.log_history if "loss" in e}
     assert got[3] == pytest.approx(expected[3], abs=1e-6)
     assert [got[s] for s in (4, 5)] == pytest.approx([expected[s] for s in (4, 5)], abs=1e-5)
-    with pytest.raises(TrainingError, match="no checkpoint"):
+    with pytest.raises(TrainingError, match="no complete checkpoint"):
         geotrain.train(_config(model, data, tmp_path / "c"), resume_from=True)
 
 

@@ -18,6 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from geo_cli.pipeline import StageOutcome, load_pipeline_config, pipeline_status, run_pipeline
+from geo_cli.pipeline._stages_prep import _root_cause
 
 from .conftest import write_config
 
@@ -159,10 +160,10 @@ def test_the_accelerate_launcher_trains_on_two_processes_shows_steps_and_resumes
     config, base = load_pipeline_config(
         write_config(path.parent, {"train": {"launcher": launcher}}, name="ddp.yaml")
     )
-    first = Steps(at=2)
+    first = Steps(at=3)  # checkpoint-2 is whole by then: step 3 needs both processes past their save
     with pytest.raises(Kill):  # an interrupt while the two processes train stops them
         run_pipeline(config, base, work, until="train", events=first)
-    assert first.done[:2] == [(1, 4), (2, 4)]
+    assert first.done[:3] == [(1, 4), (2, 4), (3, 4)]
     assert {s.name: s.status for s in pipeline_status(config, base, work)}["train"] == "interrupted"
     second = Steps()
     outcomes = run_pipeline(config, base, work, until="train", events=second)
@@ -192,3 +193,20 @@ def test_the_real_report_renders_in_chromium(finished: Any, chromium: str, tmp_p
     probe.unlink()
     found = re.search(r'data-images="(\d+)/(\d+)"', dom)
     assert found is not None and int(found.group(1)) >= 5 and found.group(1) == found.group(2)
+
+
+def test_a_failed_launch_reports_the_training_process_error_not_the_launcher_summary() -> None:
+    log = "\n".join([
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/x/trainer.py", line 1555, in train',
+        "/x/warnings.py:12: UserWarning: something harmless",
+        "[rank1]: FileNotFoundError: [Errno 2] No such file or directory: 'run/checkpoint-4/trainer_state.json'",
+        "Traceback (most recent call last):",
+        "    raise ChildFailedError(",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "  rank      : 1 (local_rank: 1)",
+    ])  # fmt: skip
+    assert _root_cause(log) == (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'run/checkpoint-4/trainer_state.json'"
+    )
+    assert _root_cause("no exception here\n  exitcode  : -9") == "no exception here\n  exitcode  : -9"

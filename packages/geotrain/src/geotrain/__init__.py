@@ -12,6 +12,7 @@ from geotrain._api import (
     load_model_and_processor,
     train,
 )
+from geotrain._checkpoints import latest_checkpoint
 from geotrain._config import (
     DataSource,
     EvalSettings,
@@ -54,6 +55,7 @@ __all__ = (
     "build_trainer",
     "corpus_texts",
     "export_model",
+    "latest_checkpoint",
     "load_config",
     "load_examples",
     "load_model_and_processor",

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", help="run configuration YAML")
     parser.add_argument("--preset", help="preset to start from (when the file names none)")
     parser.add_argument(
-        "--resume", action="store_true", help="resume from the latest checkpoint in output_dir"
+        "--resume", action="store_true", help="resume from the latest complete checkpoint in output_dir"
     )
     parser.add_argument("--progress", type=Path, help="append one JSON line per optimizer step to this file")
     parser.add_argument("overrides", nargs="*", help="key=value overrides (dotted keys, YAML values)")

@@ -12,7 +12,13 @@ from geotrain._deps import require_train
 from geotrain._result import TrainResult
 from geotrain.errors import ConfigError
 
-__all__ = ("accelerate_config", "accelerate_configs", "build_trainer", "load_model_and_processor", "train")
+__all__ = (
+    "accelerate_config",
+    "accelerate_configs",
+    "build_trainer",
+    "load_model_and_processor",
+    "train",
+)
 
 
 def _heavy() -> Any:
@@ -32,7 +38,7 @@ def train(
 
     Args:
         config: The run configuration.
-        resume_from: A checkpoint folder, True for the latest checkpoint in ``output_dir``, or None.
+        resume_from: A checkpoint folder, True for the latest complete checkpoint in ``output_dir``, or None.
         callbacks: Extra ``transformers.TrainerCallback`` objects.
 
     Returns:

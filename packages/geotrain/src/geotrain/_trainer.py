@@ -23,6 +23,7 @@ import transformers
 from torch.nn import functional as F
 from torch.utils.data import Dataset
 
+from geotrain._checkpoints import latest_checkpoint
 from geotrain._collate import SpanCollator
 from geotrain._config import Family, LoraSettings, RunConfig
 from geotrain._data import Example, budget, load_examples
@@ -380,7 +381,7 @@ def run_training(
 
     Args:
         config: The run configuration.
-        resume_from: A checkpoint folder, True for the latest checkpoint in ``output_dir``, or None.
+        resume_from: A checkpoint folder, True for the latest complete checkpoint in ``output_dir``, or None.
         callbacks: Extra ``transformers.TrainerCallback`` objects.
 
     Returns:
@@ -388,8 +389,11 @@ def run_training(
     """
     trainer = build_trainer(config, callbacks=callbacks)
     out = Path(config.output_dir)
-    if resume_from is True and not any(out.glob("checkpoint-*")):
-        raise TrainingError(f"cannot resume: no checkpoint-* folder in {out}")
+    if resume_from is True:
+        latest = latest_checkpoint(out, trainer.args.world_size)
+        if latest is None:
+            raise TrainingError(f"cannot resume: no complete checkpoint-* folder in {out}")
+        resume_from = str(latest)
     trainer.train(resume_from_checkpoint=resume_from)
     final = out / "final"
     trainer.save_model(str(final))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -613,6 +614,7 @@ def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
         "--main_process_port", str(_free_port()), "-m", "geotrain", "--config", str(run_yaml), "--progress", str(steps), *(["--resume"] if resume else []),
     ]  # fmt: skip
     with (ctx.folder / "train.log").open("a", encoding="utf-8") as log, result_file.open("w") as out:
+        start = log.tell()
         process = subprocess.Popen(command, stdout=out, stderr=log, text=True, start_new_session=True)
         read, code = 0, None
         try:
@@ -627,11 +629,26 @@ def _accelerate(ctx: StageContext, config: Any, resume: bool) -> dict[str, Any]:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait()
     if code != 0:
-        tail = (ctx.folder / "train.log").read_text(encoding="utf-8", errors="replace").strip()[-2000:]
-        raise StageFailedError(f"accelerate launch exited {code}: {tail}")
+        log = (ctx.folder / "train.log").read_text(encoding="utf-8", errors="replace")[start:]
+        raise StageFailedError(
+            f"accelerate launch exited {code}: {_root_cause(log)} (full output in train.log)"
+        )
     lines = result_file.read_text(encoding="utf-8").strip().splitlines()
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+_RANK = re.compile(r"^\[rank\d+\]:\s*")
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b(?::.*)?$")
+
+
+def _root_cause(log: str) -> str:
+    """The first exception a training process raised in ``log`` (not the launcher's summary), else its tail."""
+    for line in log.splitlines():
+        text = _RANK.sub("", line.strip())
+        if _EXCEPTION.match(text) and "ChildFailedError" not in text:
+            return text
+    return log.strip()[-2000:]
 
 
 def _free_port() -> int:
@@ -669,7 +686,8 @@ def run_train(ctx: StageContext) -> dict[str, Any]:
 
     train = _train(ctx)
     config = _run_config(ctx)
-    resume = ctx.resumed and any((ctx.folder / "run").glob("checkpoint-*"))
+    processes = train.launcher.num_processes if train.launcher.kind == "accelerate" else 1
+    resume = ctx.resumed and geotrain.latest_checkpoint(ctx.folder / "run", processes) is not None
     if train.launcher.kind == "accelerate":
         result = _accelerate(ctx, config, resume)
     else:
