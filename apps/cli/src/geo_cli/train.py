@@ -24,7 +24,9 @@ PresetOpt = Annotated[
     str | None,
     typer.Option("--preset", help="Preset to start from when the file names none (see geotrain docs)."),
 ]
-ResumeOpt = Annotated[bool, typer.Option("--resume", help="Resume from the latest complete checkpoint in output_dir.")]
+ResumeOpt = Annotated[
+    bool, typer.Option("--resume", help="Resume from the latest complete checkpoint in output_dir.")
+]
 OverridesArg = Annotated[
     list[str] | None, typer.Argument(help="key=value overrides (dotted keys, YAML values), applied last.")
 ]
