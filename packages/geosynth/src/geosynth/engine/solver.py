@@ -17,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from geosynth.engine.deduction.deductive import Deduction, deduce
+from geosynth.engine.deduction.deductive import Deduction, compile_default_rules, deduce
 from geosynth.engine.diagram.realise import realise
 from geosynth.engine.language.problem import Problem
 from geosynth.engine.proofs.proof import proof_data, proof_steps
@@ -204,4 +204,5 @@ def solve_all(
 ) -> Iterator[SolveResult]:
     """Solve each problem in a worker process killed at ``timeout`` seconds; results in input order."""
     work: Work[Problem] = functools.partial(_worker, seed=seed)
+    compile_default_rules()  # once here, not once per forked worker
     return run_isolated(problems, [p.name for p in problems], work, timeout, jobs)

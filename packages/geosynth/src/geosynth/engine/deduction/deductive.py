@@ -14,6 +14,7 @@ system) do not compile: :func:`compile_rule` returns ``None``.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,6 +331,12 @@ def compile_rule(rule: Rule) -> CompiledRule | None:
     return _COMPILED[rule]
 
 
+def compile_default_rules() -> None:
+    """Compile the rules :func:`deduce` uses by default now, so that workers forked later inherit them."""
+    for rule in default_rules() + DEFINITION_RULES:
+        compile_rule(rule)
+
+
 def _compile_rule(rule: Rule) -> CompiledRule | None:
     if all(s.name in CHASING for s in rule.premises + rule.conclusions):
         return None  # angle or ratio chasing: the algebraic system's job, far too many rows as a join
@@ -361,20 +368,93 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
     for s in joined:
         if s.name == "cyclic" and len(s.args) == 4:
             where.extend(f"{first[a]} <> {first[b]}" for a, b in itertools.combinations(s.args, 2) if a != b)
-    tables = ", ".join(f"{table} AS t{i}" for i, (table, _) in enumerate(atoms))
     columns = ", ".join([first[v] for v in points] + extra)
-    sql = f"SELECT DISTINCT {columns} FROM {tables}"
+    sql = f"SELECT DISTINCT {columns} FROM {_tables(atoms, join_order(atoms))}"
     if where:
         sql += " WHERE " + " AND ".join(where)
     branches = tuple(
         (
             table,
-            f"SELECT {columns} FROM {tables} WHERE "
+            f"SELECT {columns} FROM {_tables(atoms, join_order(atoms, i))} WHERE "
             + " AND ".join([f"likelihood(t{i}.v >= :since, 0.001)", *where]),
         )
         for i, (table, _) in enumerate(atoms)
     )
     return CompiledRule(rule, sql, points, sides, keys=tuple(keys), branches=branches)
+
+
+def _fan_out(spec: str) -> dict[frozenset[str], float]:
+    """``"a b=1; l=4"`` -> ``{{a, b}: 1.0, {l}: 4.0}`` (``-`` for no column bound)."""
+    found: dict[frozenset[str], float] = {}
+    for part in spec.split(";"):
+        columns, rows = part.split("=")
+        found[frozenset(c for c in columns.split() if c != "-")] = float(rows)
+    return found
+
+
+FAN_OUT: dict[str, dict[frozenset[str], float]] = {
+    "line": _fan_out("-=400; a=20; b=20; l=4; a b=1; a l=0.5; b l=0.5; a b l=0.1"),
+    "dir": _fan_out("-=150; l=1; d=1.7; l d=0.1"),
+    "perp": _fan_out("-=30; d1=0.3; d2=0.3; d1 d2=0.02"),
+    "seg": _fan_out("-=400; a=20; b=20; s=4; a b=1; a s=0.2; b s=0.2; a b s=0.05"),
+    "midp": _fan_out("-=10; m=0.3; a=0.3; b=0.3; a b=0.1; m a=0.05; m b=0.05; m a b=0.01"),
+    "circ": _fan_out("-=50; p=1; k=8; p k=0.3"),
+    "ang": _fan_out("-=300; d1=3; d2=3; g=4; d1 d2=0.05; g d1=0.3; g d2=0.3; d1 d2 g=0.01"),
+}
+"""Rows a table gives for one binding of the named columns (below 1: the chance that a fully bound
+row exists), for a store of about 20 points. Rough, taken from stores of IMO problems: what matters is
+the order of magnitude between tables and between lookups."""
+
+
+def _rows(table: str, bound: frozenset[str]) -> float:
+    """The estimated rows of ``table`` for a binding of the columns ``bound`` (its best index)."""
+    return min(n for columns, n in FAN_OUT[table].items() if columns <= bound)
+
+
+def _greedy(atoms: list[Atom], first: int) -> tuple[list[int], float]:
+    """From ``first``, each step the atom giving the fewest rows; the order and its estimated cost.
+
+    The cost is the sum of the estimated rows after each atom, the work of the nested loops.
+    """
+    order, bound = [first], set(atoms[first][1])
+    width = _rows(atoms[first][0], frozenset())
+    cost = width
+    while len(order) < len(atoms):
+        best, fewest = -1, math.inf
+        for i, (table, terms) in enumerate(atoms):
+            if i in order:
+                continue
+            rows = _rows(
+                table, frozenset(c for c, t in zip(_COLUMNS[table], terms, strict=True) if t in bound)
+            )
+            if rows < fewest:
+                best, fewest = i, rows
+        order.append(best)
+        bound.update(atoms[best][1])
+        width *= fewest
+        cost += width
+    return order, cost
+
+
+def join_order(atoms: list[Atom], start: int | None = None) -> list[int]:
+    """The order in which a join reads its atoms, which ``CROSS JOIN`` makes SQLite keep.
+
+    Without statistics SQLite's planner often starts from the large ``line`` and ``seg`` tables and
+    meets the selective ``ang`` rows last (r37: every triangle and every segment congruent to one of
+    its sides before the angles are read). Here each step takes the atom whose table gives the fewest rows for the columns already bound
+    (:data:`FAN_OUT`), ties to the earlier atom. ``start`` puts that atom first (the recent rows of a
+    delta branch); without it the first atom of each table is tried as the start and the order of
+    least estimated cost is kept.
+    """
+    if start is not None:
+        return _greedy(atoms, start)[0]
+    starts = {table: i for i, (table, _) in reversed(list(enumerate(atoms)))}
+    return min((_greedy(atoms, i) for i in sorted(starts.values())), key=lambda found: found[1])[0]
+
+
+def _tables(atoms: list[Atom], order: list[int]) -> str:
+    """The FROM list in ``order``; ``CROSS JOIN`` makes SQLite keep that order."""
+    return " CROSS JOIN ".join(f"{atoms[i][0]} AS t{i}" for i in order)
 
 
 def _conclusion_keys(
