@@ -1,7 +1,9 @@
 """The engine at a base git revision against the working tree, side by side in one run.
 
-Usage: ``uv run python bench/bench_engine_ab.py --base REV [--timeout 30] [--limit N] [FILE ...]``
-(files default to JGEX-AG-231 and IMO-AG-30 under GEO_SHARED, default ../shared). The base revision is
+Usage: ``uv run python bench/bench_engine_ab.py --base REV [--timeout 30] [--limit N] [--dialect D] [FILE ...]``
+(files default to JGEX-AG-231 and IMO-AG-30 under GEO_SHARED, default ../shared; ``--dialect newclid``
+for files written against Newclid's definitions, such as its ``imo_sl.txt``, rewritten by the working
+tree's ``from_dialect`` before either version reads them). The base revision is
 checked out into a temporary git worktree; two worker processes, one importing each version of
 geosynth, take every problem in turn (base first, then the working tree), so both see the same load.
 Prints per file and version the problems solved, errors, timeouts, the median seconds per solved
@@ -69,6 +71,8 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="git revision of the baseline engine")
     parser.add_argument("--timeout", type=float, default=30.0, help="the engine's time limit per problem")
     parser.add_argument("--limit", type=int, default=None, help="first N problems of each file")
+    parser.add_argument("--dialect", choices=("alphageometry", "newclid"), default="alphageometry",
+                        help="whose construction definitions the files are written against")  # fmt: skip
     parser.add_argument("files", nargs="*", type=Path)
     args = parser.parse_args()
     shared = Path(os.environ.get("GEO_SHARED", ROOT.parent / "shared")) / "data" / "alphageometry"
@@ -97,6 +101,10 @@ def main() -> int:
             }  # fmt: skip
             for path in files:
                 pairs = _pairs(path, args.limit)
+                if args.dialect != "alphageometry":
+                    from geosynth.engine import from_dialect
+
+                    pairs = [(name, from_dialect(line, args.dialect)) for name, line in pairs]
                 rows: dict[str, list[list[Any]]] = {label: [] for label in procs}
                 for name, line in pairs:
                     for label, proc in procs.items():
@@ -107,8 +115,11 @@ def main() -> int:
                 )
                 print(_summary(f"base {args.base}", rows["base"], both))
                 print(_summary("working tree", rows["tree"], both))
-                only = [pairs[i][0] for i in range(len(pairs)) if rows["base"][i][0] != rows["tree"][i][0]]
-                print(f"  solved by one only: {only or 'none'}")
+                for label, other, said in (("base", "tree", "base"), ("tree", "base", "the working tree")):
+                    only = [
+                        pairs[i][0] for i in range(len(pairs)) if rows[label][i][0] and not rows[other][i][0]
+                    ]
+                    print(f"  solved by {said} only: {only or 'none'}")
                 spent = sum(rows["tree"][i][3] for i in both)
                 if spent:
                     print(f"  base / working tree, time on the problems both solve: "
