@@ -276,10 +276,8 @@ def test_joins_in_their_own_order_give_the_rows_of_sqlites_plan(data_dir: Path, 
         assert set(store.db.execute(compiled.sql).fetchall()) == set(store.db.execute(free).fetchall()), (
             rule.name
         )
-        for i, (_, branch) in enumerate(compiled.branches):
-            assert branch.split(" FROM ")[1].startswith(
-                f"{compiled.branches[i][0]} AS t{i}"
-            )  # recent rows first
+        for i, (table, branch) in enumerate(compiled.branches):
+            assert branch.split(" FROM ")[1].startswith(f"{table} AS t{i} ")  # its recent rows first
             rows = store.db.execute(branch, {"since": since}).fetchall()
             free_rows = store.db.execute(branch.replace(" CROSS JOIN ", ", "), {"since": since}).fetchall()
             assert sorted(rows) == sorted(free_rows), (rule.name, i)

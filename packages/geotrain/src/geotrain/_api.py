@@ -12,13 +12,7 @@ from geotrain._deps import require_train
 from geotrain._result import TrainResult
 from geotrain.errors import ConfigError
 
-__all__ = (
-    "accelerate_config",
-    "accelerate_configs",
-    "build_trainer",
-    "load_model_and_processor",
-    "train",
-)
+__all__ = ("accelerate_config", "accelerate_configs", "build_trainer", "load_model_and_processor", "train")
 
 
 def _heavy() -> Any:

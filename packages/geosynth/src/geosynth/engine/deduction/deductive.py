@@ -441,15 +441,17 @@ def join_order(atoms: list[Atom], start: int | None = None) -> list[int]:
 
     Without statistics SQLite's planner often starts from the large ``line`` and ``seg`` tables and
     meets the selective ``ang`` rows last (r37: every triangle and every segment congruent to one of
-    its sides before the angles are read). Here each step takes the atom whose table gives the fewest rows for the columns already bound
-    (:data:`FAN_OUT`), ties to the earlier atom. ``start`` puts that atom first (the recent rows of a
-    delta branch); without it the first atom of each table is tried as the start and the order of
-    least estimated cost is kept.
+    its sides before the angles are read). Here each step takes the atom whose table gives the fewest
+    rows for the columns already bound (:data:`FAN_OUT`), ties to the earlier atom. ``start`` puts that
+    atom first (the recent rows of a delta branch); without it the first atom of each table is tried as
+    the start and the order of least estimated cost is kept.
     """
     if start is not None:
         return _greedy(atoms, start)[0]
-    starts = {table: i for i, (table, _) in reversed(list(enumerate(atoms)))}
-    return min((_greedy(atoms, i) for i in sorted(starts.values())), key=lambda found: found[1])[0]
+    firsts: dict[str, int] = {}
+    for i, (table, _) in enumerate(atoms):
+        firsts.setdefault(table, i)
+    return min((_greedy(atoms, i) for i in firsts.values()), key=lambda found: found[1])[0]
 
 
 def _tables(atoms: list[Atom], order: list[int]) -> str:

@@ -93,14 +93,9 @@ def _starting_tables(points: tuple[str, ...]) -> sqlite3.Connection:
         found = sqlite3.connect(":memory:")
         found.executescript(_SCHEMA)
         pairs = list(itertools.combinations(points, 2))
-        found.executemany(
-            "INSERT INTO line VALUES (?, ?, ?, 0)",
-            [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))],
-        )
-        found.executemany(
-            "INSERT INTO seg VALUES (?, ?, ?, 0)",
-            [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))],
-        )
+        both_ways = [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))]
+        found.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
+        found.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
         found.executemany("INSERT INTO dir VALUES (?, ?, 0)", [(i, i) for i in range(len(pairs))])
         found.commit()
         while len(_STARTS) >= TEMPLATES:
