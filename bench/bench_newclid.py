@@ -18,8 +18,9 @@ Each engine is run twice:
   --problem-id NAME``, killed at the limit), and ``geo engine solve F --timeout T --jobs J``; this gives the
   whole-run wall time and the peak resident memory of the run (``getrusage(RUSAGE_CHILDREN)`` of a
   wrapper process: the largest process of the run, parent or worker);
-- in-process (one Python process, ``SIGALRM`` at the limit): Newclid's ``GeometricSolverBuilder`` and
-  ``geosynth.solve_one``; this gives the median seconds per solved problem without start-up costs.
+- in-process (one Python process, ``SIGALRM`` at the limit): Newclid's ``GeometricSolverBuilder``
+  (``run()``, then ``proof()`` when solved) and ``geosynth.solve_one`` (which traces the proof of a solved
+  problem); this gives the median seconds per solved problem, proof included, without start-up costs.
 
 The side-by-side table prints solved counts, the problems each solves that the other does not, whole-run
 wall time, median and max seconds per solved problem and peak RSS. Timings on a shared machine are
@@ -231,7 +232,10 @@ def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
                 problems[name]
             )
             solver = api.GeometricSolverBuilder(np.random.default_rng(0)).build(builder.build())
-            return bool(solver.run()), False
+            solved = bool(solver.run())
+            if solved:  # the proof text, as geo's solve_one traces its proof: both times end with a proof
+                solver.proof()
+            return solved, False
 
         return run
 

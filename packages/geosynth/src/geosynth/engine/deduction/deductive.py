@@ -17,8 +17,9 @@ import itertools
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -45,9 +46,11 @@ from geosynth.engine.language.relations import (
     Midpoint,
     Parallel,
     Perpendicular,
+    Points,
     RatioConstant,
     Relation,
     SimilarTriangles,
+    canonical_four_pairs,
 )
 from geosynth.engine.language.shapes import AnyRelation
 from geosynth.engine.store.factstore import FactStore
@@ -156,22 +159,27 @@ def _apply_circle_through(store: FactStore, rel: Relation) -> bool:
     return any([store.merge_lengths(store.length_of(o, first), store.length_of(o, p)) for p in rest])
 
 
-def _angle_forms(store: FactStore, rel: Relation) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def _angle_forms(store: FactStore, points: Points) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """``angle(l1, l2) = angle(l3, l4)`` and its equivalent ``angle(l1, l3) = angle(l2, l4)``.
 
-    The canonical point order may present either form; storing and testing both keeps the store's
-    contents independent of point names (the other six forms are mirrors the store adds itself).
+    ``points`` are an ``eqangle``'s in canonical order, which may present either form; storing and
+    testing both keeps the store's contents independent of point names (the other six forms are mirrors
+    the store adds itself).
     """
-    d = [store.dir_of(rel.points[i], rel.points[i + 1]) for i in range(0, 8, 2)]
+    d = [store.dir_of(points[i], points[i + 1]) for i in range(0, 8, 2)]
     return [((d[0], d[1]), (d[2], d[3])), ((d[0], d[2]), (d[1], d[3]))]
 
 
+def _add_eqangle(store: FactStore, points: Points) -> bool:
+    return any([store.add_equal_angles(*form) for form in _angle_forms(store, points)])
+
+
 def _apply_eqangle(store: FactStore, rel: Relation) -> bool:
-    return any([store.add_equal_angles(*form) for form in _angle_forms(store, rel)])
+    return _add_eqangle(store, rel.points)
 
 
 def _eqangle_implied(store: FactStore, rel: Relation) -> bool:
-    return all(store.angles_equal(*form) for form in _angle_forms(store, rel))
+    return all(store.angles_equal(*form) for form in _angle_forms(store, rel.points))
 
 
 def _apply_triangles(store: FactStore, rel: Relation) -> bool:
@@ -181,7 +189,9 @@ def _apply_triangles(store: FactStore, rel: Relation) -> bool:
     store.triangles.add(rel)
     mirrored = getattr(rel, "orientation", "same") == "opposite"
     for first, second in triangle_angle_forms(rel.points, mirrored):
-        _apply_eqangle(store, EqualLineAngles.of(*first, *second))
+        # the canonical order of ``eqangle first second``, without building the relation (a triangle's
+        # sides are never degenerate): the store reads only the points
+        _add_eqangle(store, canonical_four_pairs((*first, *second)))
     if isinstance(rel, CongruentTriangles):
         a, b, c, d, e, f = rel.points
         for s, t in (((a, b), (d, e)), ((b, c), (e, f)), ((c, a), (f, d))):
@@ -272,11 +282,22 @@ class ConclusionKey:
 
     columns: tuple[int, ...]
     canon: Canon | None = None
+    _pick: Callable[[tuple[Any, ...]], tuple[Any, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # itemgetter of two or more columns returns their tuple, several times faster than a generator
+        pick = itemgetter(*self.columns) if len(self.columns) > 1 else _single(self.columns)
+        object.__setattr__(self, "_pick", pick)
 
     def of(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """The key of one join row."""
-        values = tuple(row[c] for c in self.columns)
+        values: tuple[Any, ...] = self._pick(row)
         return values if self.canon is None else self.canon(values)
+
+
+def _single(columns: tuple[int, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """The columns of a row as a tuple, for fewer than two columns (where ``itemgetter`` gives no tuple)."""
+    return lambda row: tuple(row[c] for c in columns)
 
 
 @dataclass(frozen=True)
@@ -629,7 +650,7 @@ def _goal_implied(store: FactStore, goal: Relation | None, derivations: list[Der
     if goal is not None and derivations and derivations[-1].fact == goal:
         return True  # the algebra states goals the store cannot hold (eqratio) as a last derivation
     if isinstance(goal, EqualLineAngles):  # either equivalent form proves it
-        return any(store.angles_equal(*form) for form in _angle_forms(store, goal))
+        return any(store.angles_equal(*form) for form in _angle_forms(store, goal.points))
     kind = None if goal is None else KINDS.get(type(goal))
     return goal is not None and kind is not None and kind.implied(store, goal)
 

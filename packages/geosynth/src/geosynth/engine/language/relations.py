@@ -8,7 +8,6 @@ Metric relations can be proved; diagrammatic relations are read off a realised d
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, ClassVar, Literal, Self
@@ -97,27 +96,17 @@ def _angle(points: Sequence[str]) -> tuple[str, str, str]:
     return (a, b, c) if a <= c else (c, b, a)
 
 
-_TRIANGLE_ORDERS = tuple(
-    (*perm, *(3 + i for i in perm)) for perm in itertools.permutations(range(3))
-) + tuple((*(3 + i for i in perm), *perm) for perm in itertools.permutations(range(3)))
-"""The twelve orderings of two corresponding triangles: one vertex permutation applied to both, either
-triangle first."""
-
-_TRIANGLE_BY_FIRST = tuple(tuple(o for o in _TRIANGLE_ORDERS if o[0] == first) for first in range(6))
-"""The two orderings of ``_TRIANGLE_ORDERS`` that start with each point."""
-
-
 def canonical_triangle_pair(points: Points) -> Points:
     """Two corresponding triangles: the same permutation applied to both, and the two swapped.
 
-    The least of the twelve orderings starts with the least point, so when that point occurs once only
-    the two orderings that start with it are compared.
+    The least of the twelve orderings: with one triangle first, the least of its six is the one whose
+    corresponding vertex pairs are sorted (ties on the first triangle's vertex broken by the second's),
+    so two sorts of three pairs give it.
     """
-    low = min(points)
-    if points.count(low) == 1:
-        first, second = _TRIANGLE_BY_FIRST[points.index(low)]
-        return min(tuple(points[i] for i in first), tuple(points[i] for i in second))
-    return min(tuple(points[i] for i in order) for order in _TRIANGLE_ORDERS)
+    a0, a1, a2, b0, b1, b2 = points
+    (x0, y0), (x1, y1), (x2, y2) = sorted(((a0, b0), (a1, b1), (a2, b2)))
+    (u0, v0), (u1, v1), (u2, v2) = sorted(((b0, a0), (b1, a1), (b2, a2)))
+    return min((x0, x1, x2, y0, y1, y2), (u0, u1, u2, v0, v1, v2))
 
 
 def canonical_midpoint(points: Points) -> Points:
