@@ -226,13 +226,17 @@ def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
     problems = formulation.jgex_formulation_from_txt_file(path)
     signal.signal(signal.SIGALRM, _on_alarm)
 
+    searched: dict[str, float] = {}
+
     def one(name: str) -> Callable[[], tuple[bool, bool]]:
         def run() -> tuple[bool, bool]:
+            began = time.perf_counter()
             builder = builder_module.JGEXProblemBuilder(rng=np.random.default_rng(0)).with_problem(
                 problems[name]
             )
             solver = api.GeometricSolverBuilder(np.random.default_rng(0)).build(builder.build())
             solved = bool(solver.run())
+            searched[name] = time.perf_counter() - began
             if solved:  # the proof text, as geo's solve_one traces its proof: both times end with a proof
                 solver.proof()
             return solved, False
@@ -240,7 +244,11 @@ def newclid_inprocess(path: Path, timeout: float, limit: int | None) -> None:
         return run
 
     start = time.perf_counter()
-    rows = {name: _timed(one(name), timeout) for name, _ in read_pairs(path)[:limit]}
+    rows: dict[str, dict[str, Any]] = {}
+    for name, _ in read_pairs(path)[:limit]:
+        rows[name] = _timed(one(name), timeout)
+        if rows[name]["solved"]:
+            rows[name]["search_seconds"] = searched[name]
     _emit({"rows": rows, "wall": time.perf_counter() - start})
 
 
@@ -317,6 +325,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "max": max(times),
         "wall": result["wall"],
         "rss": result["peak_rss_mb"],
+        "search": [rows[n]["search_seconds"] for n in solved if "search_seconds" in rows[n]],
     }
 
 
@@ -346,6 +355,10 @@ def compare(path: Path, args: argparse.Namespace, python: Path, dialect: str = "
         print(
             f"{key:<20} {s['count']:>8} {s['timeouts']:>8} {s['errors']:>6} {s['median']:>9.3f} "
             f"{s['max']:>7.2f} {s['wall']:>8.1f} {s['rss']:>8.1f}"
+        )
+    if search := stats["newclid in-process"]["search"]:
+        print(
+            f"  newclid in-process without its proof (run() only): median {statistics.median(search):.3f} s"
         )
     ours, theirs = set(stats["geo CLI"]["solved"]), set(stats["newclid in-process"]["solved"])
     if dialect == "newclid":

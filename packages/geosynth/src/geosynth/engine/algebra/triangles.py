@@ -93,40 +93,61 @@ class _Search:
     def run(self, points: tuple[str, ...], known: set[object]) -> None:
         sss: dict[Key, tuple[Triple, frozenset[int]]] = {}
         sas: dict[Key, list[tuple[Triple, frozenset[int]]]] = {}
+        store = self.angles.store
+        # The systems do not change during the search, so each ratio of two segments and each angle
+        # between two lines is reduced once: a ratio |a b| / |b c| serves three triangles, an angle
+        # every triangle whose two sides lie on its lines.
+        ratios: dict[tuple[object, object], tuple[Reduced, Key]] = {}
+        turns: dict[tuple[int, int], tuple[Reduced, Key, Key]] = {}
+
+        def ratio(a: str, b: str, c: str, d: str) -> tuple[Reduced, Key]:
+            segments = (self.ratios.seg(a, b), self.ratios.seg(c, d))
+            found = ratios.get(segments)
+            if found is None:
+                reduced = _ratio(self.ratios, a, b, c, d)
+                found = ratios[segments] = (reduced, _full(reduced))
+            return found
+
         for a, b, c in itertools.permutations(points, 3):
-            store = self.angles.store
             if store.line_of(a, b) == store.line_of(b, c):
                 continue
-            r1, r2 = _ratio(self.ratios, a, b, b, c), _ratio(self.ratios, b, c, c, a)
-            key = (_full(r1), _full(r2))
-            head = sss.setdefault(key, ((a, b, c), r1.sources | r2.sources))
+            (r1, k1), (r2, k2) = ratio(a, b, b, c), ratio(b, c, c, a)
+            head = sss.setdefault((k1, k2), ((a, b, c), r1.sources | r2.sources))
             if head[0] != (a, b, c):
                 self.pair(head[0], (a, b, c), head[1] | r1.sources | r2.sources, known)
-            turn = self.angles.angle(store.line_of(b, a), store.line_of(b, c))
-            ratio = _ratio(self.ratios, b, a, b, c)
-            sources = ratio.sources | turn.sources
-            self._side_angle_side((a, b, c), sas, (_full(ratio), turn), sources, known)
+            lines = (store.line_of(b, a), store.line_of(b, c))
+            turn = turns.get(lines)
+            if turn is None:
+                reduced = self.angles.angle(*lines)
+                turn = turns[lines] = (
+                    reduced,
+                    _angle_key(self.angles, reduced, 1),
+                    _angle_key(self.angles, reduced, -1),
+                )
+            side, side_key = ratio(b, a, b, c)
+            self._side_angle_side((a, b, c), sas, side_key, turn[1:], side.sources | turn[0].sources, known)
 
     def _side_angle_side(
         self,
         triple: Triple,
         sas: dict[Key, list[tuple[Triple, frozenset[int]]]],
-        keys: tuple[Key, Reduced],
+        ratio: Key,
+        turns: tuple[Key, Key],
         sources: frozenset[int],
         known: set[object],
     ) -> None:
         """Pair a triangle with the first earlier one of equal side ratio and angle that really matches.
 
-        Equal directed angles between lines may be supplementary angles of the triangles (a vertex
-        angle and its neighbour along a line), so several candidates of one key are tried.
+        ``turns`` are the keys of the angle at the vertex and of its negation (a mirrored match). Equal
+        directed angles between lines may be supplementary angles of the triangles (a vertex angle and its
+        neighbour along a line), so several candidates of one key are tried.
         """
-        ratio, turn = keys
-        for sign in (1, -1):
-            for other, other_sources in sas.get((ratio, _angle_key(self.angles, turn, sign)), [])[:MAX_TRIED]:
+        for sign, turn in zip((1, -1), turns, strict=True):
+            for other, other_sources in sas.get((ratio, turn), [])[:MAX_TRIED]:
                 orientation = ("same",) if sign == 1 else ("opposite",)
                 if other != triple and self.pair(other, triple, other_sources | sources, known, orientation):
                     break
-        sas.setdefault((ratio, _angle_key(self.angles, turn, 1)), []).append((triple, sources))
+        sas.setdefault((ratio, turns[0]), []).append((triple, sources))
 
 
 def triangle_findings(

@@ -359,14 +359,16 @@ class FactStore:
         work = [(first, second)]
         changed = False
         budget = SWAP_BUDGET
+        find, angle = self._dirs.find, self._ang.get  # most swapped forms are known: test them inline
         while work:
-            f, s = work.pop()
-            f, s = self._reps(f), self._reps(s)
+            (f0, f1), (s0, s1) = work.pop()
+            f, s = (find(f0), find(f1)), (find(s0), find(s1))
             if f[0] == f[1] or s[0] == s[1]:
                 if f[0] != f[1] or s[0] != s[1]:
                     changed |= self.merge_dirs(*(s if f[0] == f[1] else f))
                 continue
-            if self.angles_equal(f, s):
+            known = angle(f)
+            if known is not None and known == angle(s):  # angles_equal(f, s)
                 continue
             g1, g2 = self._angle_or_new(*f), self._angle_or_new(*s)
             left, right = self._members(g1), self._members(g2)
