@@ -155,6 +155,8 @@ class FactStore:
         self._next_circle = 0
         self._next_angle = 0
         self._zero_angles: set[int] = set()
+        self._dir_merges = 0
+        """Direction classes merged so far (:meth:`add_equal_angles` knows when its pairs went stale)."""
         # A mirror of the ang table for the lookups (the joins read the table): each row's class as
         # stored, and each stored class's rows with their rowids, so members come in the table's order.
         self._ang: dict[tuple[int, int], int] = {}
@@ -277,6 +279,7 @@ class FactStore:
             if merged is None:
                 continue
             changed = True
+            self._dir_merges += 1
             kept, gone = merged
             self.db.execute("UPDATE dir SET d = ?, v = ? WHERE d = ?", (kept, self._stamp("dir"), gone))
             self.db.execute(
@@ -356,13 +359,16 @@ class FactStore:
         :data:`SWAP_BUDGET` pairs per call (large classes make them quadratic; the algebraic system
         derives any equality left out). Returns whether anything was new.
         """
-        work = [(first, second)]
+        # Each item carries the count of direction merges when its pairs were read: class members are
+        # representatives then, so an item no merge has overtaken needs no lookups.
+        work = [(first, second, -1)]
         changed = False
         budget = SWAP_BUDGET
         find, angle = self._dirs.find, self._ang.get  # most swapped forms are known: test them inline
         while work:
-            (f0, f1), (s0, s1) = work.pop()
-            f, s = (find(f0), find(f1)), (find(s0), find(s1))
+            f, s, read = work.pop()
+            if read != self._dir_merges:
+                f, s = (find(f[0]), find(f[1])), (find(s[0]), find(s[1]))
             if f[0] == f[1] or s[0] == s[1]:
                 if f[0] != f[1] or s[0] != s[1]:
                     changed |= self.merge_dirs(*(s if f[0] == f[1] else f))
@@ -371,7 +377,7 @@ class FactStore:
             if known is not None and known == angle(s):  # angles_equal(f, s)
                 continue
             g1, g2 = self._angle_or_new(*f), self._angle_or_new(*s)
-            left, right = self._members(g1), self._members(g2)
+            left, right, read = self._members(g1), self._members(g2), self._dir_merges
             pending = self.merge_angles(g1, g2)
             pending += self.merge_angles(self._angle_or_new(f[1], f[0]), self._angle_or_new(s[1], s[0]))
             changed = True
@@ -379,7 +385,7 @@ class FactStore:
                 self.merge_dirs(*pair)
             if len(left) * len(right) <= budget:
                 budget -= len(left) * len(right)
-                work.extend(((a, c), (b, d)) for a, b in left for c, d in right)
+                work.extend(((a, c), (b, d), read) for a, b in left for c, d in right)
         return changed
 
     def _members(self, g: int) -> list[tuple[int, int]]:
