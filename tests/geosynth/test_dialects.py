@@ -36,6 +36,22 @@ def test_newclid_argument_orders_become_alphageometry_ones() -> None:
     assert from_newclid(line) == line
 
 
+def test_a_new_point_takes_the_name_left_of_the_equals_sign_as_in_newclid() -> None:
+    # Newclid's shortlist writes `t = free d`: Newclid names the point t, whatever free calls it
+    line = "a b c = triangle a b c; t = free d; x = reflect x t b c ? cong t b x b"
+    assert from_newclid(line) == "a b c = triangle a b c; t = free t; x = reflect x t b c ? cong t b x b"
+    assert _proved(line)
+    # the names are matched in order; clauses that already agree, and short forms, are unchanged
+    assert from_newclid("a b = segment p q") == "a b = segment a b"
+    assert from_newclid("a b c d = iso_trapezoid") == "a b c d = eq_trapezoid"
+    # an undefined input point is not a new point: the parser still names it
+    with pytest.raises(ProblemSyntaxError, match="undefined points q"):
+        parse_problem(from_newclid("a b = segment a b; x = midpoint x a q"))
+    # names that cannot be matched one to one are left for the parser to report
+    with pytest.raises(ProblemSyntaxError, match="constructions create"):
+        parse_problem(from_newclid("a b = segment a b; x y = on_line d a b"))
+
+
 def test_a_newclid_parallelogram_is_the_same_figure() -> None:
     # Newclid's `parallelogram x a b c` closes a b c x: x = a + c - b, as AlphaGeometry's `parallelogram a b c x`
     p = _points("a b c = triangle a b c; x = parallelogram x a b c ? para a b c x")

@@ -77,6 +77,24 @@ def _construction(text: str, clause: str) -> str:
     return " ".join((target, *(args[k] for k in order)))
 
 
+def _own_names(points: list[str], parts: list[str], known: set[str]) -> list[str]:
+    """``parts`` with the clause's new points where they name them otherwise, as Newclid places them.
+
+    Newclid gives a clause's new points the names left of ``=`` in order, whatever the construction
+    calls them: its IMO-shortlist file writes ``t = free d`` for a free point ``t``. When the names the
+    constructions introduce (neither known nor left of ``=``) are as many as the new points they do not
+    mention, they are renamed to those, in order of appearance; otherwise the clause is left as it is and
+    the parser says what is wrong with it.
+    """
+    args = [a for part in parts for a in part.split()[1:] if a[:1].isalpha()]
+    introduced = list(dict.fromkeys(a for a in args if a not in known and a not in points))
+    unnamed = [p for p in points if p not in args]
+    if not introduced or len(introduced) != len(unnamed):
+        return parts
+    rename = dict(zip(introduced, unnamed, strict=True))
+    return [" ".join((name, *(rename.get(a, a) for a in rest))) for name, *rest in (p.split() for p in parts)]
+
+
 def from_newclid(line: str) -> str:
     """A Newclid problem line rewritten against AlphaGeometry's definitions (the goal is unchanged).
 
@@ -89,17 +107,24 @@ def from_newclid(line: str) -> str:
     Raises:
         ProblemSyntaxError: A rewritten construction has the wrong number of arguments, or an angle is
             not in Newclid's notation.
+
+    A clause whose construction calls its new point by another name (``t = free d``) gets the name
+    left of ``=``, as Newclid builds it.
     """
     body, sep, goal = line.partition("?")
     if ";" in goal:
         raise ProblemSyntaxError("several goals (geo proves one goal per problem)", clause=goal.strip())
     clauses: list[str] = []
+    known: set[str] = set()
     for clause in body.replace("|", ";").split(";"):  # the auxiliary clauses after '|' are built too
         points, eq, constructions = clause.partition("=")
         if not eq:
             clauses.append(clause.strip())
             continue
+        names = [token.partition("@")[0] for token in points.split()]
         parts = [_construction(part, clause) for part in constructions.split(",") if part.strip()]
+        parts = _own_names(names, parts, known)
+        known.update(names)
         clauses.append(f"{points.strip()} = {', '.join(parts)}")
     return "; ".join(clauses) + (f" ? {goal.strip()}" if sep else "")
 
