@@ -19,8 +19,11 @@ from geosynth import (
     solve_one,
 )
 from geosynth.engine import ANGLE_RULE, RATIO_RULE, LinearSystem
-from geosynth.engine.algebra.chasing import log_of
+from geosynth.engine.algebra import chasing
+from geosynth.engine.algebra.chasing import bisector_rows, build_systems, is_bisector, log_of
 from geosynth.engine.algebra.elimination import divide
+from geosynth.engine.algebra.transversals import points_on_lines
+from geosynth.engine.proofs.replay import premise_store
 
 F = Fraction
 
@@ -109,6 +112,33 @@ def test_angle_bisector_divides_the_opposite_side_in_ratio() -> None:
     diagram = realise(problem, np.random.default_rng(0), 50, check_goal=True)
     assert not deduce(problem, diagram, algebra=False).proved
     assert deduce(problem, diagram).proved
+
+
+def test_bisector_rows_skip_only_rows_that_cannot_be_bisectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an internal bisector a d and an external one a e of the angle at a, both feet on b c
+    problem = parse_problem(
+        "a b c = triangle a b c; d = angle_bisector d b a c, on_line d b c; "
+        "e = on_tline e a a d, on_line e b c ? eqratio e b e c a b a c"
+    )
+    diagram = realise(problem, np.random.default_rng(0), 50, check_goal=True)
+    deduction = deduce(problem, diagram)
+    assert deduction.proved
+    facts = [*deduction.givens, *(d.fact for d in deduction.derivations)]
+    points = sorted(diagram.points)
+    coords = {k: np.array(v) for k, v in diagram.points.items()}
+
+    def rows() -> tuple[int, set[tuple[str, str, str, str]]]:
+        angles, _ = build_systems(premise_store(points, facts), coords, list(facts))
+        found = list(bisector_rows(angles, points_on_lines(angles.store)))
+        units = angles.system.units
+        return len(found), {row[:4] for row in found if is_bisector(row[4], units)}
+
+    kept, bisecting = rows()
+    monkeypatch.setattr(chasing, "BISECTOR_SLACK", 180.0)  # reduce every row
+    every, unfiltered = rows()
+    assert bisecting == unfiltered
+    assert {(a, d) for a, _, _, d in bisecting} >= {("a", "d"), ("a", "e")}
+    assert kept < every
 
 
 def test_false_goal_stays_unproved_with_algebra() -> None:

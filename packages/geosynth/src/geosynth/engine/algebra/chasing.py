@@ -333,6 +333,10 @@ def intercepts(store: FactStore, facts: list[Relation]) -> list[tuple[Expr, froz
     return out
 
 
+BISECTOR_SLACK = 1e-3
+"""Degrees by which a bisector row may miss zero on the diagram and still be reduced (float error only)."""
+
+
 def bisector_rows(
     angles: AngleSystem, on: Mapping[int, Sequence[str]]
 ) -> Iterator[tuple[str, str, str, str, Reduced]]:
@@ -343,11 +347,16 @@ def bisector_rows(
     at ``a``, internally or externally, when :func:`is_bisector` holds for it). The bisector theorem
     (:func:`bisectors`) and its converse (``r12`` in ``_proportions``) both walk these.
 
+    Only rows that vanish on the diagram (within ``BISECTOR_SLACK`` degrees, modulo 180) are reduced and
+    yielded: every equation of the system holds on the diagram, so a row that reduces to zero does too,
+    and a point dividing ``b c`` in the ratio ``|a b| / |a c|`` lies on a bisector of the figure. Neither
+    consumer can use another row.
+
     Args:
         angles: The angle system.
         on: Points on each line (:func:`~geosynth.engine.algebra.transversals.points_on_lines`).
     """
-    store = angles.store
+    store, value = angles.store, angles.value
     for points in on.values():
         if len(points) < 3:
             continue
@@ -359,6 +368,10 @@ def bisector_rows(
                     if a in points:
                         continue
                     ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
+                    if ab in value and ad in value and ac in value:
+                        off = (value[ab] - 2 * value[ad] + value[ac]) % 180
+                        if BISECTOR_SLACK < off < 180 - BISECTOR_SLACK:
+                            continue
                     row: Expr = {("L", ab): 1, ("L", ad): -2, ("L", ac): 1}
                     yield a, b, c, d, angles.system.reduce(row)
 
