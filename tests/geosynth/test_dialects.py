@@ -41,7 +41,7 @@ def test_a_new_point_takes_the_name_left_of_the_equals_sign_as_in_newclid() -> N
     line = "a b c = triangle a b c; t = free d; x = reflect x t b c ? cong t b x b"
     assert from_newclid(line) == "a b c = triangle a b c; t = free t; x = reflect x t b c ? cong t b x b"
     assert _proved(line)
-    # the names are matched in order; clauses that already agree, and short forms, are unchanged
+    # several new points are matched in order; a short form names no points and is left as it is
     assert from_newclid("a b = segment p q") == "a b = segment a b"
     assert from_newclid("a b c d = iso_trapezoid") == "a b c d = eq_trapezoid"
     # an undefined input point is not a new point: the parser still names it

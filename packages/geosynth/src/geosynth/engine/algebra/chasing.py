@@ -126,12 +126,16 @@ class AngleSystem:
         """The line class through two points (keyed by the store's current classes)."""
         return self.store.line_of(a, b)
 
+    def measured(self, terms: Mapping[int, Coef]) -> float:
+        """``sum terms`` in degrees on the diagram (``KeyError`` for a line class newer than the system)."""
+        return sum(float(c) * self.value[v] for v, c in terms.items())
+
     def lifted(self, terms: Mapping[int, Coef], degrees: Coef) -> Expr | None:
         """``sum terms = degrees (mod 180)`` as an exact equation true on the diagram (``None`` if trivial)."""
         terms = {v: c for v, c in terms.items() if c}
         if not terms:
             return None
-        measured = sum(float(c) * self.value[v] for v, c in terms.items()) - float(degrees)
+        measured = self.measured(terms) - float(degrees)
         turns = round(measured / 180)
         expr: Expr = {("L", v): c for v, c in terms.items()}
         constant = degrees + 180 * turns
@@ -356,7 +360,7 @@ def bisector_rows(
         angles: The angle system.
         on: Points on each line (:func:`~geosynth.engine.algebra.transversals.points_on_lines`).
     """
-    store, value = angles.store, angles.value
+    store = angles.store
     for points in on.values():
         if len(points) < 3:
             continue
@@ -368,10 +372,12 @@ def bisector_rows(
                     if a in points:
                         continue
                     ab, ad, ac = store.line_of(a, b), store.line_of(a, d), store.line_of(a, c)
-                    if ab in value and ad in value and ac in value:
-                        off = (value[ab] - 2 * value[ad] + value[ac]) % 180
-                        if BISECTOR_SLACK < off < 180 - BISECTOR_SLACK:
-                            continue
+                    try:
+                        off = angles.measured({ab: 1, ad: -2, ac: 1}) % 180
+                    except KeyError:  # a line class merged after the system was built: reduce the row
+                        off = 0.0
+                    if BISECTOR_SLACK < off < 180 - BISECTOR_SLACK:
+                        continue
                     row: Expr = {("L", ab): 1, ("L", ad): -2, ("L", ac): 1}
                     yield a, b, c, d, angles.system.reduce(row)
 

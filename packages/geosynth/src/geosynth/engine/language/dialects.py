@@ -98,6 +98,9 @@ def _own_names(points: list[str], parts: list[str], known: set[str]) -> list[str
 def from_newclid(line: str) -> str:
     """A Newclid problem line rewritten against AlphaGeometry's definitions (the goal is unchanged).
 
+    A clause whose construction calls its new point by another name (``t = free d``) gets the name
+    left of ``=``, as Newclid builds it.
+
     Args:
         line: ``clause; clause ? goal`` as Newclid's problem files write it.
 
@@ -107,9 +110,6 @@ def from_newclid(line: str) -> str:
     Raises:
         ProblemSyntaxError: A rewritten construction has the wrong number of arguments, or an angle is
             not in Newclid's notation.
-
-    A clause whose construction calls its new point by another name (``t = free d``) gets the name
-    left of ``=``, as Newclid builds it.
     """
     body, sep, goal = line.partition("?")
     if ";" in goal:
