@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,7 +21,15 @@ from geosynth import (
     solve_one,
 )
 from geosynth.engine import ANGLE_RULE, DEG, proof_data, replay, trace_proof
-from geosynth.engine.proofs.support import METHODS, Row, class_premises, implies, minimal_support
+from geosynth.engine.proofs.support import (
+    EXACT_FACTS,
+    METHODS,
+    Row,
+    class_premises,
+    implies,
+    minimal_support,
+    solve_support,
+)
 
 F = Fraction
 
@@ -74,6 +83,32 @@ def test_angle_constants_count_modulo_180_and_ratio_constants_exactly() -> None:
     ratio = [Row({"ab": F(1), "cd": F(-1), log2: F(-1)}, frozenset({0}))]
     assert not implies([{"ab": F(1), "cd": F(-1)}], ratio, {log2}, None)
     assert implies([{"ab": F(1), "cd": F(-1), log2: F(-1)}], ratio, {log2}, None)
+
+
+def test_small_candidate_sets_get_the_solvers_optimum_without_it() -> None:
+    # Random chains over five symbols: the subset search (up to EXACT_FACTS facts) keeps as few facts as
+    # SCIP's MILP does, and one fact more than that limit still goes to SCIP and verifies.
+    rng = np.random.default_rng(7)
+    symbols = ["s0", "s1", "s2", "s3", "s4"]
+    compared = 0
+    for _ in range(40):
+        count = int(rng.integers(2, EXACT_FACTS + 1))
+        rows = []
+        for fact in range(count):
+            a, b = rng.choice(len(symbols), size=2, replace=False)
+            needs = {fact, fact + 1} if rng.random() < 0.2 else {fact}  # some rows need two facts
+            rows.append(_row(needs, **{symbols[a]: 1, symbols[b]: -1}))
+        target: list[Mapping[Hashable, Fraction]] = [{"s0": F(1), "s1": F(-1)}]
+        exact = minimal_support(target, rows, frozenset(), None, "l0")
+        if not exact.verified:
+            continue
+        solver = solve_support(target, rows, "l0")
+        assert solver is not None and len(exact.sources) == len(solver)
+        assert implies(target, [r for r in rows if r.sources <= exact.sources], frozenset(), None)
+        compared += 1
+    assert compared >= 10
+    wide = [*CHAIN, *(_row({10 + k}, x=1, q=k) for k in range(EXACT_FACTS))]
+    assert minimal_support([{"x": F(1), "z": F(-1)}], wide, frozenset(), None, "l0").sources == {0, 1}
 
 
 def test_a_target_the_rows_do_not_imply_falls_back_to_every_candidate() -> None:

@@ -6,7 +6,9 @@ equations (a fact's linear forms) and candidate rows (linear forms, each needing
 find the fewest source facts whose rows combine linearly into every target.
 
 - **L0** is a mixed-integer program: a binary ``use`` per source fact, real coefficients per row and
-  target bounded by ``big_m * use`` of every fact the row needs, minimise the facts used.
+  target bounded by ``big_m * use`` of every fact the row needs, minimise the facts used. When there
+  are at most :data:`EXACT_FACTS` candidate facts (most chased steps), the subsets are tried instead,
+  smallest first, each by exact elimination: the same optimum without the solver.
 - **L1** is a linear program: minimise the sum of absolute coefficients (split into positive and
   negative parts); the support is the rows with a nonzero coefficient. Cheaper, not always minimal.
 
@@ -68,6 +70,8 @@ TOLERANCE = 1e-6
 """Coefficients below this count as zero in the solver's answer."""
 TIME_LIMIT = 5.0
 """Seconds SCIP may spend on one problem before the best answer so far is taken."""
+EXACT_FACTS = 6
+"""Up to this many candidate facts, L0 tries every smaller subset exactly instead of asking SCIP."""
 
 
 @dataclass(frozen=True)
@@ -204,12 +208,33 @@ def minimal_support(
     everything = frozenset(s for r in rows for s in r.sources)
     if not targets:
         return Support(frozenset(), True, True)
+    if method == "l0" and len(everything) <= EXACT_FACTS:
+        return _fewest(targets, rows, units, modulus, everything)
     chosen = solve_support(targets, rows, method)
     if chosen is not None:
         kept = [r for r in rows if r.sources <= chosen]
         if implies(targets, kept, units, modulus):
             return Support(chosen, True, True)
     return Support(everything, implies(targets, rows, units, modulus), False)
+
+
+def _fewest(
+    targets: Sequence[Mapping[Hashable, Coef]],
+    rows: Sequence[Row],
+    units: Container[Hashable],
+    modulus: Fraction | None,
+    everything: frozenset[int],
+) -> Support:
+    """L0 by trying subsets of the candidate facts, smallest first (the first in index order of a size)."""
+    if not implies(targets, rows, units, modulus):
+        return Support(everything, False, False)
+    facts = sorted(everything)
+    for size in range(len(facts)):
+        for subset in itertools.combinations(facts, size):
+            chosen = frozenset(subset)
+            if implies(targets, [r for r in rows if r.sources <= chosen], units, modulus):
+                return Support(chosen, True, True)
+    return Support(everything, True, True)
 
 
 # --- Supports of chased facts in a proof -------------------------------------------------------------
