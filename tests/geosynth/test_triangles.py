@@ -51,3 +51,33 @@ def test_rules_with_directed_angle_premises_conclude_only_the_same_orientation()
     assert _oriented(pair, numeric, ("same",)) is None
     either = _oriented(pair, numeric, ("same", "opposite"))
     assert isinstance(either, CongruentTriangles) and either.orientation == "opposite"
+
+
+def test_a_similarity_step_is_checked_by_the_triangle_search_among_its_points() -> None:
+    from geosynth.engine.algebra.findings import algebra_findings
+    from geosynth.engine.proofs.replay import chased, premise_store
+
+    # Replaying a step of the triangle search runs that stage alone, over the step's own points: it must
+    # accept every such step the engine derives, find nothing of another rule or outside those points, and
+    # not find the pair from its first premise alone.
+    # Parallels through a point of a diagonal of a quadrangle (JGEX E023-15): triangle pairs of 4-5 of 7 points.
+    problem = parse_problem(
+        "a b c d = quadrangle a b c d; e = on_line e a c; g = on_pline g e a b, on_line g b c; "
+        "f = on_pline f e a d, on_line f c d ? para b d g f"
+    )
+    _, deduction = solve_one(problem, time_limit=20)
+    steps = [d for d in deduction.derivations if d.rule == SIMILARITY_RULE]
+    assert deduction.diagram is not None
+    assert any(len(set(d.fact.points)) < len(problem.points) for d in steps)
+    coords, points = deduction.diagram.coords(), tuple(deduction.diagram.points)
+    for step in steps:
+        assert chased(SIMILARITY_RULE, step.fact, step.premises, points, coords)
+        store = premise_store(points, step.premises)
+        targeted = algebra_findings(store, coords, list(step.premises), step.fact, rule=SIMILARITY_RULE)
+        assert step.fact in {f.fact for f in targeted}
+        assert all(
+            f.rule == SIMILARITY_RULE and set(f.fact.points) <= set(step.fact.points) for f in targeted
+        )
+        whole = algebra_findings(premise_store(points, step.premises), coords, list(step.premises), step.fact)
+        assert step.fact in {f.fact for f in whole if f.rule == SIMILARITY_RULE}
+        assert not chased(SIMILARITY_RULE, step.fact, step.premises[:1], points, coords)

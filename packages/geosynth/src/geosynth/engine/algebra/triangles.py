@@ -11,6 +11,7 @@ pair of corresponding sides reduces to the same length, they are congruent.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from fractions import Fraction
 
 from geosynth.engine.algebra.chasing import DEG, AngleSystem, Finding, RatioSystem
@@ -151,10 +152,20 @@ class _Search:
 
 
 def triangle_findings(
-    angles: AngleSystem, ratios: RatioSystem, coords: dict[str, Vec], known: set[object]
+    angles: AngleSystem,
+    ratios: RatioSystem,
+    coords: dict[str, Vec],
+    known: set[object],
+    within: Collection[str] | None = None,
 ) -> list[Finding]:
-    """Similar and congruent triangle pairs the systems imply that ``known`` does not hold yet."""
+    """Similar and congruent triangle pairs the systems imply that ``known`` does not hold yet.
+
+    With ``within``, only triangles of those points are searched (checking one step that names them):
+    in the same order, so a pair the whole search finds is found too.
+    """
     points = angles.store.points
+    if within is not None:
+        points = tuple(p for p in points if p in within)
     if len(points) > MAX_POINTS:
         return []
     search = _Search(angles, ratios, coords)

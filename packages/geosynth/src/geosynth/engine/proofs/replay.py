@@ -208,7 +208,7 @@ def chased(
         angles, ratios = systems_of(store, coords, list(premises))
         verdict = goal_sources(fact, angles, ratios)
         return verdict is not None and verdict[0] == rule
-    findings = algebra_findings(store, coords, list(premises), fact)
+    findings = algebra_findings(store, coords, list(premises), fact, rule=rule)
     return any(f.fact == fact and f.rule == rule for f in findings)
 
 
