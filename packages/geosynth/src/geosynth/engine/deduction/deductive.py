@@ -358,7 +358,8 @@ def compile_default_rules() -> None:
         compile_rule(rule)
 
 
-def _compile_rule(rule: Rule) -> CompiledRule | None:
+def _compile_rule(rule: Rule, drop_implied: bool = True) -> CompiledRule | None:
+    """The join of a rule (``drop_implied``: without the rows whose conclusion the store implies)."""
     if all(s.name in CHASING for s in rule.premises + rule.conclusions):
         return None  # angle or ratio chasing: the algebraic system's job, far too many rows as a join
     joined = tuple(s for s in rule.premises if s.name not in DIAGRAM_PREMISES)
@@ -382,6 +383,12 @@ def _compile_rule(rule: Rule) -> CompiledRule | None:
     if any(v not in first for s in rule.conclusions + sides for v in s.args):
         return None
     keys, extra = _conclusion_keys(rule, atoms, first, points)
+    # Rows whose one conclusion the store already implies are dropped inside the join, as soon as its
+    # classes are bound: _fire would skip every such row, so the derivations are the same.
+    if drop_implied and len(rule.conclusions) == 1 and rule.conclusions[0].name in NOT_IMPLIED:
+        refs = _conclusion_classes(rule.conclusions[0], _class_columns(atoms, first))
+        if refs is not None:
+            where.append(NOT_IMPLIED[rule.conclusions[0].name](refs))
     # One instance per orbit of the rule's symmetric variable swaps (x <= y, as x = y may be bound).
     where.extend(f"{first[x]} <= {first[y]}" for x, y in symmetric_pairs(rule))
     # Four points of a `cyclic` premise must differ: any three points are concyclic, so a repeated point
@@ -533,6 +540,30 @@ def _conclusion_classes(
             return None
         refs.append(ref)
     return tuple(refs)
+
+
+NOT_IMPLIED: dict[str, Callable[[tuple[str, ...]], str]] = {
+    "para": lambda c: f"{c[0]} <> {c[1]}",
+    "cong": lambda c: f"{c[0]} <> {c[1]}",
+    "perp": lambda c: (
+        f"NOT EXISTS (SELECT 1 FROM perp AS known WHERE known.d1 = {c[0]} AND known.d2 = {c[1]})"
+    ),
+    "eqangle": lambda c: (
+        f"NOT ({_angles_equal(c[0], c[1], c[2], c[3])} AND {_angles_equal(c[0], c[2], c[1], c[3])})"
+    ),
+}
+"""Per conclusion, the SQL condition that the store does not imply it yet, over the columns of its classes
+(the class ids of the tables are representatives, and ``perp`` holds both orders): what its kind's
+``implied`` tests, at the time of the join."""
+
+
+def _angles_equal(x0: str, x1: str, y0: str, y1: str) -> str:
+    """SQL for :meth:`FactStore.angles_equal` of the angles ``(x0, x1)`` and ``(y0, y1)`` (columns)."""
+    known = (
+        f"EXISTS (SELECT 1 FROM ang AS p, ang AS q WHERE p.d1 = {x0} AND p.d2 = {x1} "
+        f"AND q.d1 = {y0} AND q.d2 = {y1} AND p.g = q.g)"
+    )
+    return f"(CASE WHEN {x0} = {x1} OR {y0} = {y1} THEN ({x0} = {x1} AND {y0} = {y1}) ELSE {known} END)"
 
 
 DEFINITION_RULES: tuple[Rule, ...] = (parse_rule("coll M A B, cong M A M B => midp M A B", "d01"),)
