@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -318,3 +319,42 @@ def test_joins_leave_out_exactly_the_rows_whose_conclusion_is_implied(data_dir: 
             assert implied == (row not in kept_rows), (rule.name, relation_text(fact))
         dropped[rule.name] = len(everything) - len(rows)
     assert {"r03", "r09", "r31"} <= set(dropped) and sum(dropped.values()) > 0, dropped
+
+
+def test_a_store_on_a_reused_connection_starts_as_a_new_one(data_dir: Path) -> None:
+    import gc
+
+    from geosynth.engine.store import factstore
+
+    def tables(store: FactStore) -> dict[str, list[tuple[object, ...]]]:
+        return {t: store.db.execute(f"SELECT rowid, * FROM {t}").fetchall() for t in factstore.TABLES}
+
+    problem = load_problems(data_dir / "jgex_sample.txt")[5]
+    diagram = realise(problem, np.random.default_rng(5), 50)
+    first = deduce(problem, diagram)  # its stores' connections go back to the pool when they are freed
+    used = FactStore("abcdefgh")
+    used.add_perp(used.dir_of("a", "b"), used.dir_of("c", "d"))
+    used.merge_lengths(used.length_of("a", "b"), used.length_of("c", "d"))
+    connection = used.db
+    used.db.execute("ANALYZE")  # statistics would steer later plans: such a connection is not reused
+    del used
+    gc.collect()
+    assert FactStore("pqrst").db is not connection
+    used = FactStore("abcdefgh")
+    connection = used.db
+    del used
+    gc.collect()
+    again = FactStore("pqrst")
+    assert again.db is connection  # the freed store's connection, its prepared statements kept
+    fresh_db = sqlite3.connect(":memory:")
+    factstore._starting_tables(("p", "q", "r", "s", "t")).backup(fresh_db)
+    for table in factstore.TABLES:
+        assert (
+            again.db.execute(f"SELECT rowid, * FROM {table}").fetchall()
+            == fresh_db.execute(f"SELECT rowid, * FROM {table}").fetchall()
+        ), table
+    assert tables(again)["perp"] == [] and len(tables(again)["line"]) == 20
+    second = deduce(problem, diagram)
+    assert [(d.rule, d.fact, d.premises) for d in first.derivations] == [
+        (d.rule, d.fact, d.premises) for d in second.derivations
+    ]

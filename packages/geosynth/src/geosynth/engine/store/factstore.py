@@ -28,11 +28,13 @@ interrupted write would roll that transaction back and leave the tables behind t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -92,16 +94,70 @@ def _starting_tables(points: tuple[str, ...]) -> sqlite3.Connection:
     if found is None:
         found = sqlite3.connect(":memory:")
         found.executescript(_SCHEMA)
-        pairs = list(itertools.combinations(points, 2))
-        both_ways = [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))]
+        both_ways, dirs = _starting_rows(points)
         found.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
         found.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
-        found.executemany("INSERT INTO dir VALUES (?, ?, 0)", [(i, i) for i in range(len(pairs))])
+        found.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
         found.commit()
         while len(_STARTS) >= TEMPLATES:
             _STARTS.pop(next(iter(_STARTS))).close()
     _STARTS[key] = found  # most recently used last
     return found
+
+
+TABLES = ("line", "dir", "perp", "seg", "midp", "circ", "ang")
+"""The store's tables."""
+POOLED = 4
+"""Connections of finished stores kept per process and thread for the next stores."""
+
+_POOL: dict[tuple[int, int], list[sqlite3.Connection]] = {}
+
+
+@functools.lru_cache(maxsize=TEMPLATES)
+def _starting_rows(points: tuple[str, ...]) -> tuple[list[tuple[str, str, int]], list[tuple[int, int]]]:
+    """The rows of :func:`_starting_tables`: each pair's line and length both ways, each line's direction."""
+    pairs = list(itertools.combinations(points, 2))
+    both_ways = [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))]
+    return both_ways, [(i, i) for i in range(len(pairs))]
+
+
+def _connection(points: tuple[str, ...]) -> sqlite3.Connection:
+    """A database holding the starting rows of a store over ``points``.
+
+    A connection of a finished store is reused when one is free: its rows are replaced (same schema, same
+    rows in the same order as a copy of the starting tables; no trace callback, progress handler or planner
+    statistics), and the statements it has prepared stay prepared. Compiling a rule's join costs more than running it on a small store, so reuse spares every
+    search and every checked proof step that cost after the first.
+    """
+    free = _POOL.get((os.getpid(), threading.get_ident()))
+    db = free.pop() if free else None
+    if db is not None:
+        db.commit()
+        db.set_trace_callback(None)
+        db.set_progress_handler(None, 0)
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name LIKE 'sqlite_stat%'").fetchone() is not None:
+            db.close()  # someone ran ANALYZE on it: its statistics would steer the next store's plans
+            db = None
+    if db is None:
+        db = sqlite3.connect(":memory:", cached_statements=1024)
+        _starting_tables(points).backup(db)  # far faster than the schema script and inserts
+        return db
+    for table in TABLES:
+        db.execute(f"DELETE FROM {table}")
+    both_ways, dirs = _starting_rows(points)
+    db.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
+    db.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
+    db.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
+    return db
+
+
+def _release(key: tuple[int, int], db: sqlite3.Connection) -> None:
+    """Keep a finished store's connection for the next store of its process and thread (or close it)."""
+    free = _POOL.setdefault(key, [])
+    if len(free) < POOLED:
+        free.append(db)
+    else:
+        db.close()
 
 
 class UnionFind:
@@ -138,11 +194,11 @@ class FactStore:
 
     def __init__(self, points: Iterable[str]) -> None:
         self.points = tuple(points)
-        self.db = sqlite3.connect(":memory:", cached_statements=1024)
-        _starting_tables(self.points).backup(self.db)  # far faster than the schema script and inserts
+        self.db = _connection(self.points)
+        weakref.finalize(self, _release, (os.getpid(), threading.get_ident()), self.db)
         self.clock = 0
         """The version every write stamps on the rows it inserts or changes (column ``v``)."""
-        self.written: dict[str, int] = dict.fromkeys(("line", "dir", "perp", "seg", "midp", "circ", "ang"), 0)
+        self.written: dict[str, int] = dict.fromkeys(TABLES, 0)
         """Per table, the version of its latest write (a join of older tables has nothing new)."""
         self._lines, self._dirs, self._lengths, self._angles = (
             UnionFind(),
