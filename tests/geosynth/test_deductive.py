@@ -326,21 +326,21 @@ def test_a_store_on_a_reused_connection_starts_as_a_new_one(data_dir: Path) -> N
 
     from geosynth.engine.store import factstore
 
-    def tables(store: FactStore) -> dict[str, list[tuple[object, ...]]]:
-        return {t: store.db.execute(f"SELECT rowid, * FROM {t}").fetchall() for t in factstore.TABLES}
+    def tables(db: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+        return {t: db.execute(f"SELECT rowid, * FROM {t}").fetchall() for t in factstore.TABLES}
 
     problem = load_problems(data_dir / "jgex_sample.txt")[5]
     diagram = realise(problem, np.random.default_rng(5), 50)
     first = deduce(problem, diagram)  # its stores' connections go back to the pool when they are freed
-    used = FactStore("abcdefgh")
-    used.add_perp(used.dir_of("a", "b"), used.dir_of("c", "d"))
-    used.merge_lengths(used.length_of("a", "b"), used.length_of("c", "d"))
-    connection = used.db
-    used.db.execute("ANALYZE")  # statistics would steer later plans: such a connection is not reused
-    del used
+    analysed = FactStore("abcdefgh")
+    connection = analysed.db
+    analysed.db.execute("ANALYZE")  # statistics would steer later plans: such a connection is not reused
+    del analysed
     gc.collect()
     assert FactStore("pqrst").db is not connection
     used = FactStore("abcdefgh")
+    used.add_perp(used.dir_of("a", "b"), used.dir_of("c", "d"))
+    used.merge_lengths(used.length_of("a", "b"), used.length_of("c", "d"))
     connection = used.db
     del used
     gc.collect()
@@ -348,12 +348,8 @@ def test_a_store_on_a_reused_connection_starts_as_a_new_one(data_dir: Path) -> N
     assert again.db is connection  # the freed store's connection, its prepared statements kept
     fresh_db = sqlite3.connect(":memory:")
     factstore._starting_tables(("p", "q", "r", "s", "t")).backup(fresh_db)
-    for table in factstore.TABLES:
-        assert (
-            again.db.execute(f"SELECT rowid, * FROM {table}").fetchall()
-            == fresh_db.execute(f"SELECT rowid, * FROM {table}").fetchall()
-        ), table
-    assert tables(again)["perp"] == [] and len(tables(again)["line"]) == 20
+    assert tables(again.db) == tables(fresh_db)
+    assert tables(again.db)["perp"] == [] and len(tables(again.db)["line"]) == 20
     second = deduce(problem, diagram)
     assert [(d.rule, d.fact, d.premises) for d in first.derivations] == [
         (d.rule, d.fact, d.premises) for d in second.derivations

@@ -38,8 +38,7 @@ from geosynth.engine.algebra.chasing import (
     build_systems,
     goal_sources,
 )
-from geosynth.engine.algebra.findings import algebra_findings
-from geosynth.engine.algebra.triangles import SIMILARITY_RULE
+from geosynth.engine.algebra.findings import NAMED_RULES, algebra_findings
 from geosynth.engine.deduction.deductive import DEFINITION_RULES, KINDS, compile_rule
 from geosynth.engine.deduction.rules import Rule, default_rules
 from geosynth.engine.diagram.numeric import holds
@@ -76,7 +75,7 @@ DIAGRAMMATIC = (NotCollinear, NotParallel, NotPerpendicular, Distinct, SameSide,
 """Relations a proof takes from the diagram rather than proves."""
 CHASING_RULES = frozenset({ANGLE_RULE, RATIO_RULE})
 """Rules whose facts the elimination derives as linear consequences (their supports can be minimised)."""
-ALGEBRA_RULES = frozenset({*CHASING_RULES, SIMILARITY_RULE, "length chasing"})
+ALGEBRA_RULES = NAMED_RULES
 """Rules the algebraic systems apply (rules of ``rules.txt`` that do not compile are decided there too)."""
 SEEDS = 3
 """Replay diagrams tried (a problem may have several configurations; the first that passes counts)."""

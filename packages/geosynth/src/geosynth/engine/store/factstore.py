@@ -94,10 +94,7 @@ def _starting_tables(points: tuple[str, ...]) -> sqlite3.Connection:
     if found is None:
         found = sqlite3.connect(":memory:")
         found.executescript(_SCHEMA)
-        both_ways, dirs = _starting_rows(points)
-        found.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
-        found.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
-        found.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
+        _fill(found, points)
         found.commit()
         while len(_STARTS) >= TEMPLATES:
             _STARTS.pop(next(iter(_STARTS))).close()
@@ -115,19 +112,28 @@ _POOL: dict[tuple[int, int], list[sqlite3.Connection]] = {}
 
 @functools.lru_cache(maxsize=TEMPLATES)
 def _starting_rows(points: tuple[str, ...]) -> tuple[list[tuple[str, str, int]], list[tuple[int, int]]]:
-    """The rows of :func:`_starting_tables`: each pair's line and length both ways, each line's direction."""
+    """Each pair's line and length both ways, each line's direction (class ids numbered in pair order)."""
     pairs = list(itertools.combinations(points, 2))
     both_ways = [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))]
     return both_ways, [(i, i) for i in range(len(pairs))]
+
+
+def _fill(db: sqlite3.Connection, points: tuple[str, ...]) -> None:
+    """Insert the rows every store over ``points`` starts with into empty tables."""
+    both_ways, dirs = _starting_rows(points)
+    db.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
+    db.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
+    db.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
 
 
 def _connection(points: tuple[str, ...]) -> sqlite3.Connection:
     """A database holding the starting rows of a store over ``points``.
 
     A connection of a finished store is reused when one is free: its rows are replaced (same schema, same
-    rows in the same order as a copy of the starting tables; no trace callback, progress handler or planner
-    statistics), and the statements it has prepared stay prepared. Compiling a rule's join costs more than running it on a small store, so reuse spares every
-    search and every checked proof step that cost after the first.
+    rows in the same order as a copy of the starting tables; no trace callback, progress handler or
+    planner statistics), and the statements it has prepared stay prepared. Compiling a rule's join costs
+    more than running it on a small store, so reuse spares every search and every checked proof step that
+    cost after the first.
     """
     free = _POOL.get((os.getpid(), threading.get_ident()))
     db = free.pop() if free else None
@@ -144,10 +150,7 @@ def _connection(points: tuple[str, ...]) -> sqlite3.Connection:
         return db
     for table in TABLES:
         db.execute(f"DELETE FROM {table}")
-    both_ways, dirs = _starting_rows(points)
-    db.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
-    db.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
-    db.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
+    _fill(db, points)
     return db
 
 
