@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from geosynth.engine.algebra.chasing import AngleSystem, RatioSystem, build_systems, goal_sources
 from geosynth.engine.algebra.lengths import LENGTH_RULE
 from geosynth.engine.algebra.triangles import SIMILARITY_RULE
-from geosynth.engine.deduction.deductive import KINDS, Deduction, Derivation, compile_rule
+from geosynth.engine.deduction.deductive import Deduction, Derivation, compile_rule
 from geosynth.engine.language.predicates import relation_text
 from geosynth.engine.language.problem import Problem, format_problem
 from geosynth.engine.language.relations import (
@@ -45,6 +45,7 @@ from geosynth.engine.proofs.replay import (
     ProofLine,
     StepContext,
     check_step,
+    hold,
     premise_store,
     rule_table,
     store_implies,
@@ -123,19 +124,14 @@ class Tracer:
     def systems(self) -> tuple[AngleSystem, RatioSystem]:
         """The angle and ratio systems over every fact known at the end of the search (built once)."""
         if self._systems is None:
-            store = FactStore(list(self.points))
-            for fact in self.facts:
-                kind = KINDS.get(type(fact))
-                if kind is not None:
-                    kind.apply(store, fact)
-            self._systems = build_systems(store, self.coords, self.facts)
+            self._systems = build_systems(hold(FactStore(self.points), self.facts), self.coords, self.facts)
         return self._systems
 
     def prefix_systems(self, limit: int) -> tuple[AngleSystem, RatioSystem, list[Relation]]:
         """Both systems over the facts known before fact ``limit`` (and the facts their sources index)."""
         if limit not in self._prefix:
             facts = list(self.facts[:limit])
-            angles, ratios = systems_of(premise_store(self.points, facts), self.coords, facts)
+            angles, ratios = systems_of(hold(FactStore(self.points), facts), self.coords, facts)
             self._prefix[limit] = (angles, ratios, facts)
         return self._prefix[limit]
 
@@ -179,7 +175,7 @@ class Tracer:
         pairs = list(itertools.combinations(fact.points, 2)) if isinstance(fact, Collinear) else []
         joining = class_premises([fact], pool, pairs)
         shared = [f for f in pool if f != fact and _shares_class(f, fact)]
-        if isinstance(fact, Concyclic) and not store_implies(premise_store(self.points, shared), fact):
+        if isinstance(fact, Concyclic) and not store_implies(premise_store(self.points, shared, fact), fact):
             shared = _circle_chain(fact, pool, self.points) or shared
         return self._ensure(_derivation(fact, SAME_CLASSES, _dedupe([*shared, *joining])), upto)
 
@@ -315,11 +311,11 @@ def _circle_chain(fact: Concyclic, pool: Sequence[Relation], points: Sequence[st
     if home is None:
         return []
     chosen = [circles[k] for k in sorted(home)]
-    if not store_implies(premise_store(points, chosen), fact):
+    if not store_implies(premise_store(points, chosen, fact), fact):
         return []
     for extra in reversed(list(chosen)):
         rest = [f for f in chosen if f is not extra]
-        if store_implies(premise_store(points, rest), fact):
+        if store_implies(premise_store(points, rest, fact), fact):
             chosen = rest
     return chosen
 

@@ -386,7 +386,7 @@ def chased_support(
     Returns:
         The support, or ``None`` when the fact is neither kind or no support verifies.
     """
-    store = premise_store(points, premises)
+    store = premise_store(points, premises, fact)
     angles, ratios = AngleSystem(store, coords), RatioSystem()
     facts = list(premises)
     angle_rows, ratio_rows = _rows(angles, ratios, facts)

@@ -35,7 +35,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 _SCHEMA = """
@@ -79,22 +79,22 @@ PROGRESS_STEPS = 10_000
 TEMPLATES = 8
 """Starting tables kept per process and thread, one per point set (the latest used)."""
 
-_STARTS: dict[tuple[int, int, tuple[str, ...]], sqlite3.Connection] = {}
+_STARTS: dict[tuple[int, int, tuple[str, ...], tuple[str, ...]], sqlite3.Connection] = {}
 
 
-def _starting_tables(points: tuple[str, ...]) -> sqlite3.Connection:
-    """A database holding the schema and the rows every store over ``points`` starts with, to copy.
+def _starting_tables(points: tuple[str, ...], kept: tuple[str, ...]) -> sqlite3.Connection:
+    """A database holding the schema and the rows every store over ``kept`` of ``points`` starts with.
 
-    Those rows are each pair's own line, direction and length (class ids numbered in pair order).
-    Proof tracing and replay build many stores over one problem's points, so the latest few point sets
-    are kept; a connection is shared across neither processes nor threads.
+    Those rows are each pair's own line, direction and length (class ids numbered in the pair order of
+    ``points``). Proof tracing and replay build many stores over one problem's points, so the latest few
+    point sets are kept; a connection is shared across neither processes nor threads.
     """
-    key = (os.getpid(), threading.get_ident(), points)
+    key = (os.getpid(), threading.get_ident(), points, kept)
     found = _STARTS.pop(key, None)
     if found is None:
         found = sqlite3.connect(":memory:")
         found.executescript(_SCHEMA)
-        _fill(found, points)
+        _fill(found, points, kept)
         found.commit()
         while len(_STARTS) >= TEMPLATES:
             _STARTS.pop(next(iter(_STARTS))).close()
@@ -110,24 +110,35 @@ POOLED = 4
 _POOL: dict[tuple[int, int], list[sqlite3.Connection]] = {}
 
 
-@functools.lru_cache(maxsize=TEMPLATES)
-def _starting_rows(points: tuple[str, ...]) -> tuple[list[tuple[str, str, int]], list[tuple[int, int]]]:
-    """Each pair's line and length both ways, each line's direction (class ids numbered in pair order)."""
-    pairs = list(itertools.combinations(points, 2))
-    both_ways = [row for i, (a, b) in enumerate(pairs) for row in ((a, b, i), (b, a, i))]
-    return both_ways, [(i, i) for i in range(len(pairs))]
+def pair_ids(points: tuple[str, ...], kept: tuple[str, ...]) -> list[tuple[int, str, str]]:
+    """The pairs of ``kept`` with their ids, numbered in the pair order of ``points``."""
+    if kept == points:
+        return [(i, a, b) for i, (a, b) in enumerate(itertools.combinations(points, 2))]
+    inside = set(kept)
+    pairs = enumerate(itertools.combinations(points, 2))
+    return [(i, a, b) for i, (a, b) in pairs if a in inside and b in inside]
 
 
-def _fill(db: sqlite3.Connection, points: tuple[str, ...]) -> None:
-    """Insert the rows every store over ``points`` starts with into empty tables."""
-    both_ways, dirs = _starting_rows(points)
+@functools.lru_cache(maxsize=4 * TEMPLATES)
+def _starting_rows(
+    points: tuple[str, ...], kept: tuple[str, ...]
+) -> tuple[list[tuple[str, str, int]], list[tuple[int, int]]]:
+    """Each pair's line and length both ways, each line's direction (class ids: :func:`pair_ids`)."""
+    pairs = pair_ids(points, kept)
+    both_ways = [row for i, a, b in pairs for row in ((a, b, i), (b, a, i))]
+    return both_ways, [(i, i) for i, _, _ in pairs]
+
+
+def _fill(db: sqlite3.Connection, points: tuple[str, ...], kept: tuple[str, ...]) -> None:
+    """Insert the rows every store over ``kept`` of ``points`` starts with into empty tables."""
+    both_ways, dirs = _starting_rows(points, kept)
     db.executemany("INSERT INTO line VALUES (?, ?, ?, 0)", both_ways)
     db.executemany("INSERT INTO seg VALUES (?, ?, ?, 0)", both_ways)
     db.executemany("INSERT INTO dir VALUES (?, ?, 0)", dirs)
 
 
-def _connection(points: tuple[str, ...]) -> sqlite3.Connection:
-    """A database holding the starting rows of a store over ``points``.
+def _connection(points: tuple[str, ...], kept: tuple[str, ...]) -> sqlite3.Connection:
+    """A database holding the starting rows of a store over ``kept`` of ``points``.
 
     A connection of a finished store is reused when one is free: its rows are replaced (same schema, same
     rows in the same order as a copy of the starting tables; no trace callback, progress handler or
@@ -146,11 +157,11 @@ def _connection(points: tuple[str, ...]) -> sqlite3.Connection:
             db = None
     if db is None:
         db = sqlite3.connect(":memory:", cached_statements=1024)
-        _starting_tables(points).backup(db)  # far faster than the schema script and inserts
+        _starting_tables(points, kept).backup(db)  # far faster than the schema script and inserts
         return db
     for table in TABLES:
         db.execute(f"DELETE FROM {table}")
-    _fill(db, points)
+    _fill(db, points, kept)
     return db
 
 
@@ -195,9 +206,16 @@ class UnionFind:
 class FactStore:
     """Tables of one problem's known facts over a fixed set of points."""
 
-    def __init__(self, points: Iterable[str]) -> None:
-        self.points = tuple(points)
-        self.db = _connection(self.points)
+    def __init__(self, points: Iterable[str], *, only: Collection[str] | None = None) -> None:
+        """A store over ``points``, or over those of them in ``only`` numbered as in the whole store.
+
+        ``only`` gives a store of part of a problem's points (a proof step's) whose class ids are the ids
+        those pairs have in a store over all of them, so the two enumerate shared classes alike; a pair
+        outside ``only`` has no row and no class (looking it up is a ``KeyError``).
+        """
+        everything = tuple(points)
+        self.points = everything if only is None else tuple(p for p in everything if p in only)
+        self.db = _connection(everything, self.points)
         weakref.finalize(self, _release, (os.getpid(), threading.get_ident()), self.db)
         self.clock = 0
         """The version every write stamps on the rows it inserts or changes (column ``v``)."""
@@ -220,11 +238,10 @@ class FactStore:
         # stored, and each stored class's rows with their rowids, so members come in the table's order.
         self._ang: dict[tuple[int, int], int] = {}
         self._ang_rows: dict[int, dict[tuple[int, int], int]] = {}
-        pairs = list(itertools.combinations(self.points, 2))
         # Pair ids seed the line, direction and length classes; lookups go through union-find, the
         # tables mirror the same classes for the joins.
         self._pair: dict[tuple[str, str], int] = {}
-        for ident, (a, b) in enumerate(pairs):
+        for ident, a, b in pair_ids(everything, self.points):
             self._pair[a, b] = self._pair[b, a] = ident
 
     # --- lookups ---------------------------------------------------------------------------------------
