@@ -11,6 +11,7 @@ from geosynth import (
     load_rules,
     parse_problem,
     proof_steps,
+    realise,
     relation_text,
     solve_one,
 )
@@ -107,3 +108,24 @@ def test_an_engine_proof_reads_as_sentences() -> None:
     text = format_textbook(book)
     assert "the midline of a triangle is parallel to its base" in text and "∥" in text and "∠" in text
     assert all(p < s.number for s in book for p in s.premises)
+
+
+def test_the_searchs_own_store_gives_the_proof_a_new_store_gives(data_dir: Path) -> None:
+    import numpy as np
+
+    from geosynth.engine.deduction.deductive import search
+    from geosynth.engine.proofs.proof import Tracer
+    from geosynth.engine.store.factstore import FactStore
+
+    # Tracing builds its final systems on the search's own store when given it, not on a new store
+    # holding the same facts; the proofs are the same.
+    for index, problem in enumerate(load_problems(data_dir / "jgex_sample.txt")[:6]):
+        deduction, store = search(problem, realise(problem, np.random.default_rng(index), 50))
+        assert deduction.proved, problem.name
+        rebuilt = proof_steps(problem, deduction)
+        assert proof_steps(problem, deduction, "l0", store) == rebuilt, problem.name
+        assert Tracer(deduction, "l0", store).systems()[0].store is store
+    problem = load_problems(data_dir / "jgex_sample.txt")[0]
+    deduction, store = search(problem, realise(problem, np.random.default_rng(0), 50))
+    other = FactStore(tuple(reversed(store.points)))  # another numbering of the points: not reused
+    assert Tracer(deduction, "l0", other).systems()[0].store is not other

@@ -17,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from geosynth.engine.deduction.deductive import Deduction, compile_default_rules, deduce
+from geosynth.engine.deduction.deductive import Deduction, compile_default_rules, search
 from geosynth.engine.diagram.realise import realise
 from geosynth.engine.language.problem import Problem
 from geosynth.engine.proofs.proof import proof_data, proof_steps
@@ -67,7 +67,7 @@ def solve(
         problem: The problem.
         seed: Seed of the realiser.
         time_limit: Seconds of deduction after which the search stops (checked between rules; see
-            :func:`deduce`).
+            :func:`search`).
         attempts: Realisation attempts.
         support: How chased steps' premises are minimised (``l0``, ``l1`` or ``None``: not at all).
 
@@ -76,8 +76,8 @@ def solve(
     """
     start = time.perf_counter()
     diagram = realise(problem, np.random.default_rng(seed), attempts, check_goal=problem.goal is not None)
-    deduction = deduce(problem, diagram, time_limit=time_limit)
-    steps = proof_steps(problem, deduction, support)
+    deduction, store = search(problem, diagram, time_limit=time_limit)
+    steps = proof_steps(problem, deduction, support, store)
     result = SolveResult(
         name=problem.name,
         solved=deduction.proved,

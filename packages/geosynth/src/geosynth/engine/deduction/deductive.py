@@ -918,6 +918,19 @@ def deduce(
     algebra: bool = True,
     time_limit: float | None = None,
 ) -> Deduction:
+    """:func:`search` without its final store (see there)."""
+    return search(problem, diagram, rules, max_rounds, algebra=algebra, time_limit=time_limit)[0]
+
+
+def search(
+    problem: Problem,
+    diagram: Diagram,
+    rules: tuple[Rule, ...] | None = None,
+    max_rounds: int = 100,
+    *,
+    algebra: bool = True,
+    time_limit: float | None = None,
+) -> tuple[Deduction, FactStore]:
     """Alternate the compiled rules and the algebraic system until the goal holds or nothing is new.
 
     Each round passes once over the rules; a round that adds nothing hands over to the algebraic system
@@ -940,7 +953,8 @@ def deduce(
             cut short, so the search can overrun the limit by that much.
 
     Returns:
-        Whether the goal was proved, with every derivation.
+        Whether the goal was proved, with every derivation; and the store as the search left it (the
+        givens, then every derivation applied in order), which proof tracing reuses.
     """
     start = time.perf_counter()
     store = FactStore(problem.points)
@@ -989,7 +1003,7 @@ def deduce(
                 break
         if len(derivations) == before:
             break
-    return Deduction.model_validate(
+    deduction = Deduction.model_validate(
         {
             "proved": _goal_implied(store, problem.goal, derivations),
             "givens": tuple(givens),
@@ -1000,3 +1014,4 @@ def deduce(
             "timed_out": timed_out,
         }
     )
+    return deduction, store

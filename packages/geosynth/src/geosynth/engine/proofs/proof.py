@@ -101,7 +101,14 @@ class Tracer:
     :func:`trace_proof` drives one; :mod:`geosynth.synth` uses it directly to explain synthetic goals.
     """
 
-    def __init__(self, deduction: Deduction, support: Method | None = None) -> None:
+    def __init__(
+        self, deduction: Deduction, support: Method | None = None, store: FactStore | None = None
+    ) -> None:
+        """A tracer of ``deduction``'s facts.
+
+        ``store`` is the search's final store (:func:`~geosynth.engine.deduction.deductive.search`),
+        reused for :meth:`systems` instead of applying every fact to a new one (the same classes).
+        """
         self.givens = set(deduction.givens)
         self.first: dict[Relation, Derivation] = {}
         for derivation in deduction.derivations:
@@ -117,6 +124,7 @@ class Tracer:
         self.records: list[SupportRecord] = []
         self.known: dict[tuple[Relation, int], Derivation] = {}
         self._systems: tuple[AngleSystem, RatioSystem] | None = None
+        self._final = store if store is not None and store.points == self.points else None
         self._prefix: dict[int, tuple[AngleSystem, RatioSystem, list[Relation]]] = {}
         self.size = len(self.facts)
         """Facts known at the end of the search (``facts`` may grow: :meth:`systems` appends to it)."""
@@ -124,7 +132,8 @@ class Tracer:
     def systems(self) -> tuple[AngleSystem, RatioSystem]:
         """The angle and ratio systems over every fact known at the end of the search (built once)."""
         if self._systems is None:
-            self._systems = build_systems(hold(FactStore(self.points), self.facts), self.coords, self.facts)
+            final = self._final or hold(FactStore(self.points), self.facts)
+            self._systems = build_systems(final, self.coords, self.facts)
         return self._systems
 
     def prefix_systems(self, limit: int) -> tuple[AngleSystem, RatioSystem, list[Relation]]:
@@ -320,13 +329,17 @@ def _circle_chain(fact: Concyclic, pool: Sequence[Relation], points: Sequence[st
     return chosen
 
 
-def trace_proof(problem: Problem, deduction: Deduction, support: Method | None = "l0") -> TracedProof:
+def trace_proof(
+    problem: Problem, deduction: Deduction, support: Method | None = "l0", store: FactStore | None = None
+) -> TracedProof:
     """The derivation of the goal in post-order, with a record of each chased step's minimisation.
 
     Args:
         problem: The problem.
         deduction: The engine's outcome on it.
         support: ``l0`` (fewest premises, MILP), ``l1`` (LP) or ``None`` (the elimination's sources).
+        store: The search's final store, when at hand (:func:`~geosynth.engine.deduction.deductive.search`):
+            the final systems are built on it rather than on a new store holding the same facts.
 
     Returns:
         The numbered steps (empty when the goal was not proved) and the minimisation records.
@@ -334,7 +347,7 @@ def trace_proof(problem: Problem, deduction: Deduction, support: Method | None =
     goal = problem.goal
     if goal is None or not deduction.proved or deduction.diagram is None:
         return TracedProof([])
-    tracer = Tracer(deduction, support)
+    tracer = Tracer(deduction, support, store)
     numbers: dict[Relation, int] = {}
     steps: list[ProofStep] = []
     stack: list[tuple[Relation, bool, int]] = [(goal, False, tracer.size)]
@@ -380,9 +393,11 @@ def _used(steps: list[ProofStep], last: int) -> list[ProofStep]:
     ]
 
 
-def proof_steps(problem: Problem, deduction: Deduction, support: Method | None = "l0") -> list[ProofStep]:
+def proof_steps(
+    problem: Problem, deduction: Deduction, support: Method | None = "l0", store: FactStore | None = None
+) -> list[ProofStep]:
     """The derivation of the goal in post-order, from the givens it uses to the goal (empty if unproved)."""
-    return trace_proof(problem, deduction, support).steps
+    return trace_proof(problem, deduction, support, store).steps
 
 
 def format_proof(steps: Sequence[ProofStep]) -> str:
