@@ -13,6 +13,7 @@ system) do not compile: :func:`compile_rule` returns ``None``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -378,10 +379,11 @@ class CompiledRule:
         return self.views + " UNION ".join(sql for _, sql in chosen)
 
 
-VIEW_ANGLES = 2
-"""Angle equalities a rule's premises need for its join to read vertex angles from :data:`VIEWS`: computing
-them costs about as much as a join of one equality spelled out (measured on final stores of IMO-AG-30
-problems), where the two equalities of the triangle rules (r35 to r38) join three to six times faster."""
+VIEW_VERTICES = 4
+"""Distinct vertices a rule's vertex angles need for its join to read them from :data:`VIEWS`: the triangle
+rules (r35 to r38: two angles of each of two triangles) join three to six times faster on final stores of
+IMO-AG-30 problems, while for fewer vertices (e07's two bisectors, r05's inscribed angles) computing the
+view costs more than the join of the angles spelled out."""
 
 
 def _read(table: str) -> tuple[str, ...]:
@@ -412,11 +414,11 @@ def compile_default_rules() -> None:
         compile_rule(rule)
 
 
-def _compile_rule(rule: Rule, drop_implied: bool = True, views: bool = True) -> CompiledRule | None:
+def _compile_rule(rule: Rule, drop_implied: bool = True, plain: bool = False) -> CompiledRule | None:
     """The join of a rule (``drop_implied``: without the rows whose conclusion the store implies).
 
-    ``views``: vertex angles read from :data:`VIEWS` (``False``: spelled out as line, direction and angle
-    rows; the same rows).
+    ``plain``: the atoms as the premises spell them, without vertex angles read from :data:`VIEWS` and
+    without merging atoms that must bind the same row (:func:`_merged`); the same rows.
     """
     if all(s.name in CHASING for s in rule.premises + rule.conclusions):
         return None  # angle or ratio chasing: the algebraic system's job, far too many rows as a join
@@ -426,13 +428,14 @@ def _compile_rule(rule: Rule, drop_implied: bool = True, views: bool = True) -> 
         return None
     if any(_conclusion_kind(s.name) is None for s in rule.conclusions):
         return None
-    counter = itertools.count()
-    atoms = [a for s in joined for a in PREMISE_ATOMS[s.name](s.args, lambda: f"_v{next(counter)}")]
-    if not views or sum(s.name in ("eqangle", "eqangle6") for s in joined) < VIEW_ANGLES:
-        atoms = _spelled_out(atoms)
+    atoms = _premise_atoms(joined, plain)
+    order = join_order(atoms)
+    # Each variable is read from the atom the join binds it in first, so a condition on it (a conclusion
+    # not implied yet) is tested as soon as the join knows it, before the atoms after it multiply rows.
     first: dict[str, str] = {}
     where: list[str] = []
-    for index, (table, terms) in enumerate(atoms):
+    for index in order if not plain else range(len(atoms)):
+        table, terms = atoms[index]
         for column, term in zip(_COLUMNS[table], terms, strict=True):
             ref = f"t{index}.{column}"
             if term in first:
@@ -450,7 +453,7 @@ def _compile_rule(rule: Rule, drop_implied: bool = True, views: bool = True) -> 
         if refs is not None:
             where.append(NOT_IMPLIED[rule.conclusions[0].name](refs))
     # Likewise a triangle paired with itself vertex for vertex, which is no fact (:func:`_oriented`):
-    # most rows of the triangle rules r33 to r37 on JGEX-AG-231 (three fifths to six sevenths of them).
+    # three fifths to six sevenths of the rows of r33, r34, r35 and r37 on JGEX-AG-231.
     if drop_implied and len(rule.conclusions) == 1 and rule.conclusions[0].name in TRIANGLE_CONCLUSIONS:
         args = rule.conclusions[0].args
         same = " AND ".join(f"{first[x]} = {first[y]}" for x, y in zip(args[:3], args[3:], strict=True))
@@ -465,7 +468,7 @@ def _compile_rule(rule: Rule, drop_implied: bool = True, views: bool = True) -> 
     columns = ", ".join([first[v] for v in points] + extra)
     used = sorted({table for table, _ in atoms if table in VIEWS})
     prefix = "WITH " + ", ".join(VIEWS[table][0] for table in used) + " " if used else ""
-    sql = f"{prefix}SELECT DISTINCT {columns} FROM {_tables(atoms, join_order(atoms))}"
+    sql = f"{prefix}SELECT DISTINCT {columns} FROM {_tables(atoms, order)}"
     if where:
         sql += " WHERE " + " AND ".join(where)
     branches = tuple(
@@ -477,6 +480,60 @@ def _compile_rule(rule: Rule, drop_implied: bool = True, views: bool = True) -> 
         for i, (table, _) in enumerate(atoms)
     )
     return CompiledRule(rule, sql, points, sides, keys=tuple(keys), branches=branches, views=prefix)
+
+
+def _premise_atoms(joined: tuple[Statement, ...], plain: bool) -> list[Atom]:
+    """The table atoms of a rule's joined premises (``plain``: as spelled; see :func:`_compile_rule`)."""
+    counter = itertools.count()
+    atoms = [a for s in joined for a in PREMISE_ATOMS[s.name](s.args, lambda: f"_v{next(counter)}")]
+    if plain or len({terms[0] for table, terms in atoms if table == "va"}) < VIEW_VERTICES:
+        atoms = _spelled_out(atoms)
+    return atoms if plain else _merged(atoms)
+
+
+FUNCTIONAL: dict[str, int] = {"line": 2, "seg": 2, "dir": 1, "ang": 2}
+"""Tables whose first columns decide the rest (a pair's line and length, a line's direction, the angle of
+two directions), and how many columns decide."""
+
+
+def _merged(atoms: list[Atom]) -> list[Atom]:
+    """The atoms with those that must bind one row made one (until none is left).
+
+    A premise spelled as atoms names a pair's line once per premise (r31's ``eqangle A B P Q C D U V``
+    and ``perp P Q U V`` each read line ``P Q`` and its direction): such atoms can only agree, so their
+    fresh variables are made one and the copies dropped. The join then ties the premises together by
+    their classes, not through their points again.
+    """
+    while True:
+        seen: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+        parent: dict[str, str] = {}
+        root = functools.partial(_root, parent)
+        for table, terms in atoms:
+            width = FUNCTIONAL.get(table)
+            if width is None:
+                continue
+            decided = terms[:width]
+            key = (table, tuple(sorted(decided)) if table in ("line", "seg") else decided)
+            found = seen.setdefault(key, terms[width:])
+            for mine, theirs in zip(terms[width:], found, strict=True):
+                mine, theirs = root(mine), root(theirs)
+                if mine != theirs and mine.startswith("_v") and theirs.startswith("_v"):
+                    parent[max(mine, theirs, key=_number)] = min(mine, theirs, key=_number)
+        if not parent:
+            return atoms
+        atoms = list(dict.fromkeys((table, tuple(root(t) for t in terms)) for table, terms in atoms))
+
+
+def _root(parent: dict[str, str], term: str) -> str:
+    """The variable ``term`` is renamed to (following ``parent`` links)."""
+    while term in parent:
+        term = parent[term]
+    return term
+
+
+def _number(term: str) -> int:
+    """The number of a fresh variable (``_v12`` -> 12)."""
+    return int(term[2:].split("_")[0])
 
 
 def _spelled_out(atoms: list[Atom]) -> list[Atom]:
