@@ -139,3 +139,19 @@ def test_a_concyclicity_of_merged_circles_cites_the_facts_that_merged_them() -> 
     assert last.rule == "same line or circle" and len(last.premises) >= 2
     report = replay(proof)
     assert report.ok, report.failed
+
+
+def test_a_rule_step_whose_premises_imply_its_fact_at_once_replays() -> None:
+    from geosynth.engine.language.predicates import build_relation
+    from geosynth.engine.proofs.replay import StepContext, check_step
+
+    # r03 (eqangle A B P Q C D P Q => para A B C D) on an angle equality with a common side: the store of
+    # the premise alone already merges the two directions, so the search's join (which leaves out rows
+    # whose conclusion is implied) has no row; the step check still finds the rule's instance.
+    problem = parse_problem("a b c = triangle a b c; d = midpoint d b c", name="collinear")
+    diagram = realise(problem, np.random.default_rng(0), 50)
+    ctx = StepContext(frozenset(), tuple(diagram.points), diagram.coords())
+    premise = build_relation("eqangle", ("b", "d", "a", "d", "d", "c", "a", "d"))
+    assert check_step("r03", build_relation("para", ("b", "d", "d", "c")), (premise,), ctx) is None
+    wrong = build_relation("para", ("b", "d", "a", "c"))  # not an instance of the rule's conclusion
+    assert check_step("r03", wrong, (premise,), ctx) is not None

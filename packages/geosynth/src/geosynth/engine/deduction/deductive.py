@@ -392,20 +392,24 @@ def _read(table: str) -> tuple[str, ...]:
     return (table,) if view is None else view[1]
 
 
-_COMPILED: dict[Rule, CompiledRule | None] = {}
+_COMPILED: dict[tuple[Rule, bool], CompiledRule | None] = {}
 
 
-def compile_rule(rule: Rule) -> CompiledRule | None:
+def compile_rule(rule: Rule, *, every_row: bool = False) -> CompiledRule | None:
     """Compile a rule's premises to a join, or ``None`` when a predicate is not in the store yet.
 
+    The search's join leaves out the rows whose conclusion the store already implies; ``every_row``
+    keeps them (checking a proof step asks whether the rule gives the fact, implied or not: premises
+    alone may imply it at once, as an equality of angles with a common side implies the parallel).
     Remembered per rule (rules and compiled rules are immutable): every search and every replayed step
     uses the same few dozen rules.
     """
-    if rule not in _COMPILED:
+    key = (rule, every_row)
+    if key not in _COMPILED:
         if len(_COMPILED) >= 4096:
             _COMPILED.clear()
-        _COMPILED[rule] = _compile_rule(rule)
-    return _COMPILED[rule]
+        _COMPILED[key] = _compile_rule(rule, drop_implied=not every_row)
+    return _COMPILED[key]
 
 
 def compile_default_rules() -> None:

@@ -277,7 +277,7 @@ def _instance(name: str, args: tuple[str, ...], binding: dict[str, str]) -> Rela
 
 
 def _fires(rule: Rule, fact: Relation, premises: tuple[Relation, ...], ctx: StepContext) -> bool:
-    compiled = compile_rule(rule)
+    compiled = compile_rule(rule, every_row=True)
     if compiled is None:
         return False
     store = premise_store(ctx.points, [p for p in premises if not isinstance(p, DIAGRAMMATIC)], fact)
