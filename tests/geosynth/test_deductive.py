@@ -253,13 +253,13 @@ def test_rows_of_settled_conclusions_are_skipped_without_changing_derivations(
     assert (keyed.proved, keyed.rounds, keyed.rejected) == (plain.proved, plain.rounds, plain.rejected)
 
 
-@pytest.mark.parametrize("index", [5, 19])
-def test_joins_in_their_own_order_give_the_rows_of_sqlites_plan(data_dir: Path, index: int) -> None:
+def _store_in_two_versions(data_dir: Path, index: int) -> tuple[FactStore, int]:
+    """A store as the search leaves a sample problem: the givens, then its derived facts in two versions
+    (the version the second half starts at is returned with it)."""
     from geosynth.engine.deduction import deductive
 
     problem = load_problems(data_dir / "jgex_sample.txt")[index]
     result = deduce(problem, realise(problem, np.random.default_rng(index), 50))
-    # a store as the search leaves it: the givens, then the derived facts in two versions
     facts = [d.fact for d in result.derivations]
     store = FactStore(problem.points)
     deductive.load_givens(store, problem)
@@ -270,6 +270,13 @@ def test_joins_in_their_own_order_give_the_rows_of_sqlites_plan(data_dir: Path, 
             kind = deductive.KINDS.get(type(fact))
             if kind is not None:
                 kind.apply(store, fact)
+    return store, since
+
+
+@pytest.mark.parametrize("index", [5, 19])
+def test_joins_in_their_own_order_give_the_rows_of_sqlites_plan(data_dir: Path, index: int) -> None:
+
+    store, since = _store_in_two_versions(data_dir, index)
     compared = 0
     for rule in load_rules():
         compiled = compile_rule(rule)
@@ -296,18 +303,7 @@ def test_joins_give_the_rows_of_the_premises_as_spelled(data_dir: Path, index: i
     # Joins merge atoms that must bind one row (a pair's line named by two premises) and the triangle
     # rules read vertex angles from a view; the premises' atoms as spelled give the same bindings, for
     # the whole join and for the part new since a version.
-    problem = load_problems(data_dir / "jgex_sample.txt")[index]
-    result = deduce(problem, realise(problem, np.random.default_rng(index), 50))
-    facts = [d.fact for d in result.derivations]
-    store = FactStore(problem.points)
-    deductive.load_givens(store, problem)
-    since = 0
-    for part in (facts[: len(facts) // 2], facts[len(facts) // 2 :]):
-        since = store.tick()
-        for fact in part:
-            kind = deductive.KINDS.get(type(fact))
-            if kind is not None:
-                kind.apply(store, fact)
+    store, since = _store_in_two_versions(data_dir, index)
 
     def bindings(compiled: deductive.CompiledRule, sql: str) -> set[tuple[tuple[str, str], ...]]:
         rows = store.db.execute(sql, {"since": since}).fetchall()
