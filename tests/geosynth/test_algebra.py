@@ -21,7 +21,7 @@ from geosynth import (
 from geosynth.engine import ANGLE_RULE, RATIO_RULE, LinearSystem
 from geosynth.engine.algebra import chasing
 from geosynth.engine.algebra.chasing import bisector_rows, build_systems, is_bisector, log_of
-from geosynth.engine.algebra.elimination import divide
+from geosynth.engine.algebra.elimination import difference, divide
 from geosynth.engine.algebra.transversals import points_on_lines
 from geosynth.engine.proofs.replay import premise_store
 
@@ -54,6 +54,25 @@ def test_elimination_stays_exact_when_pivots_are_not_one() -> None:
     whole = system.reduce({"x": 19, "y": F(-19, 2)}).expr
     assert whole == {"one": 4} and type(whole["one"]) is int and hash(whole["one"]) == hash(F(4))
     assert divide(1, 3) == F(1, 3) and divide(F(6), 3) == 2 and type(divide(F(6), 3)) is int
+
+
+def test_reducing_a_difference_is_the_difference_of_the_reduced_forms() -> None:
+    # The triangle and angle searches reduce each variable once and subtract: the forms and the rows
+    # they rest on must be those of reducing the difference itself.
+    rng = np.random.default_rng(3)
+    names = [f"v{i}" for i in range(8)]
+    system = LinearSystem(frozenset({"deg"}))
+    for source in range(6):
+        chosen = rng.choice(8, size=3, replace=False)
+        expr = {names[int(i)]: F(int(rng.integers(-3, 4)) or 1, int(rng.integers(1, 4))) for i in chosen}
+        system.add({**expr, "deg": F(int(rng.integers(-90, 90)))}, source)
+    for x in names:
+        for y in names:
+            if x == y:
+                continue
+            whole = system.reduce({x: 1, y: -1})
+            parts = difference(system.reduce({x: 1}), system.reduce({y: 1}))
+            assert parts.expr == whole.expr and parts.sources == whole.sources
 
 
 def test_logarithms_of_rationals_are_exact_over_primes() -> None:

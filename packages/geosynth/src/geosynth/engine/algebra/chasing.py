@@ -27,7 +27,7 @@ from collections.abc import Container, Hashable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from geosynth.engine.algebra.elimination import Coef, Expr, LinearSystem, Reduced, add_scaled
+from geosynth.engine.algebra.elimination import Coef, Expr, LinearSystem, Reduced, add_scaled, difference
 from geosynth.engine.algebra.transversals import lines_by_direction, points_on_lines, transversal_equations
 from geosynth.engine.geometry.geometry import Vec, directed_line_angle
 from geosynth.engine.language.relations import (
@@ -457,11 +457,11 @@ def _line_pair_relation(
 def direction_findings(angles: AngleSystem) -> list[Finding]:
     """``para`` and ``perp`` facts read off the reduced directions (one per pair of direction groups)."""
     units = angles.system.units
-    groups: dict[tuple[object, ...], list[tuple[Coef, int, Reduced]]] = {}
+    groups: dict[Hashable, list[tuple[Coef, int, Reduced]]] = {}
     for line in sorted(angles.where):
         reduced = angles.system.reduce({("L", line): Fraction(1)})
         constant = reduced.constant(units).get(DEG, Fraction(0))
-        groups.setdefault(reduced.key(units), []).append((constant, line, reduced))
+        groups.setdefault(reduced.variables(units), []).append((constant, line, reduced))
     out: list[Finding] = []
     for members in groups.values():
         firsts: dict[Coef, tuple[int, Reduced]] = {}
@@ -503,15 +503,23 @@ def _angle_relation(angles: AngleSystem, l1: int, l2: int, l3: int, l4: int) -> 
 def angle_findings(store: FactStore, angles: AngleSystem, pairs: set[tuple[int, int]]) -> list[Finding]:
     """``eqangle`` facts: angles between line pairs whose reduced forms agree modulo 180."""
     units = angles.system.units
-    groups: dict[tuple[object, ...], tuple[int, int, Reduced]] = {}
+    groups: dict[Hashable, tuple[int, int, Reduced]] = {}
     out: list[Finding] = []
+    directions: dict[int, Reduced] = {}  # each line's direction reduced once; an angle is a difference
+
+    def direction(line: int) -> Reduced:
+        found = directions.get(line)
+        if found is None:
+            found = directions[line] = angles.system.reduce({("L", line): 1})
+        return found
+
     for l1, l2 in sorted(pairs):
         d1, d2 = store._dirs.find(l1), store._dirs.find(l2)
         if d1 == d2:
             continue
-        reduced = angles.angle(l1, l2)
-        constant = _mod180(reduced.constant(units).get(DEG, Fraction(0)))
-        key = (reduced.key(units), constant)
+        reduced = difference(direction(l1), direction(l2))
+        constant = _mod180(reduced.expr.get(DEG, 0))
+        key = (reduced.variables(units), constant)
         head = groups.get(key)
         if head is None:
             groups[key] = (l1, l2, reduced)
@@ -526,11 +534,11 @@ def angle_findings(store: FactStore, angles: AngleSystem, pairs: set[tuple[int, 
 
 def length_findings(store: FactStore, ratios: RatioSystem) -> list[Finding]:
     """``cong`` facts: segments whose reduced log-lengths are identical."""
-    groups: dict[tuple[object, ...], tuple[Pair, Reduced]] = {}
+    groups: dict[Hashable, tuple[Pair, Reduced]] = {}
     out: list[Finding] = []
     for a, b in sorted(ratios.segments):
         reduced = ratios.system.reduce({("S", a, b): Fraction(1)})
-        key = tuple(sorted(reduced.expr.items(), key=lambda t: repr(t[0])))
+        key = frozenset(reduced.expr.items())
         head = groups.get(key)
         if head is None:
             groups[key] = ((a, b), reduced)

@@ -73,9 +73,24 @@ class Reduced:
             sorted(((v, c) for v, c in self.expr.items() if v not in units), key=lambda t: repr(t[0]))
         )
 
+    def variables(self, units: Container[Hashable]) -> frozenset[tuple[Hashable, Coef]]:
+        """The variable part as a set: equal exactly when :meth:`key` is, and cheaper to build."""
+        return frozenset((v, c) for v, c in self.expr.items() if v not in units)
+
     def constant(self, units: Container[Hashable]) -> Expr:
         """The unit part: the constant the expression equals once the variable part is known."""
         return {v: c for v, c in self.expr.items() if v in units}
+
+
+def difference(first: Reduced, second: Reduced) -> Reduced:
+    """``first - second`` for two forms reduced against one system: the reduced form of the difference.
+
+    Reduction against a fully reduced system is linear (each pivot is replaced by its row), so the
+    difference of two reduced forms is the difference's reduced form, resting on the rows of both.
+    """
+    expr = dict(first.expr)
+    add_scaled(expr, second.expr, -1)
+    return Reduced(expr, first.sources | second.sources)
 
 
 class LinearSystem:

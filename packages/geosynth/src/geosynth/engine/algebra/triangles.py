@@ -10,12 +10,12 @@ pair of corresponding sides reduces to the same length, they are congruent.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from collections.abc import Collection
-from fractions import Fraction
+from collections.abc import Collection, Hashable
 
 from geosynth.engine.algebra.chasing import DEG, AngleSystem, Finding, RatioSystem
-from geosynth.engine.algebra.elimination import Coef, Expr, Reduced
+from geosynth.engine.algebra.elimination import Coef, Expr, Reduced, difference
 from geosynth.engine.diagram.numeric import holds
 from geosynth.engine.geometry.geometry import Vec
 from geosynth.engine.language.relations import CongruentTriangles, Relation, SimilarTriangles
@@ -28,13 +28,12 @@ MAX_TRIED = 6
 """Earlier triangles of one side-angle-side key tried against a new one."""
 
 Triple = tuple[str, str, str]
-Key = tuple[object, ...]
+Key = Hashable
 
 
-def _full(reduced: Reduced) -> Key:
-    items: list[tuple[object, Coef]] = list(reduced.expr.items())
-    items.sort(key=lambda t: repr(t[0]))
-    return tuple(items)
+def _full(reduced: Reduced) -> frozenset[tuple[Hashable, Coef]]:
+    """The whole reduced form, as a key (equal forms, equal keys)."""
+    return frozenset(reduced.expr.items())
 
 
 def _ratio(ratios: RatioSystem, a: str, b: str, c: str, d: str) -> Reduced:
@@ -42,10 +41,10 @@ def _ratio(ratios: RatioSystem, a: str, b: str, c: str, d: str) -> Reduced:
     return ratios.system.reduce(expr)
 
 
-def _angle_key(angles: AngleSystem, reduced: Reduced, sign: int) -> Key:
-    units = angles.system.units
-    body = tuple((v, sign * c) for v, c in reduced.key(units))
-    constant = (sign * reduced.constant(units).get(DEG, Fraction(0))) % 180
+def _angle_key(reduced: Reduced, sign: int) -> Key:
+    """The reduced angle (negated when ``sign`` is -1) up to multiples of 180 degrees, as a key."""
+    body = frozenset((v, sign * c) for v, c in reduced.expr.items() if v != DEG)
+    constant = (sign * reduced.expr.get(DEG, 0)) % 180
     return (body, constant)
 
 
@@ -92,63 +91,169 @@ class _Search:
         return True
 
     def run(self, points: tuple[str, ...], known: set[object]) -> None:
-        sss: dict[Key, tuple[Triple, frozenset[int]]] = {}
-        sas: dict[Key, list[tuple[Triple, frozenset[int]]]] = {}
-        store = self.angles.store
-        # The systems do not change during the search, so each ratio of two segments and each angle
-        # between two lines is reduced once: a ratio |a b| / |b c| serves three triangles, an angle
-        # every triangle whose two sides lie on its lines.
-        ratios: dict[tuple[object, object], tuple[Reduced, Key]] = {}
-        turns: dict[tuple[int, int], tuple[Reduced, Key, Key]] = {}
+        """Key every ordered triangle by its shape (SSS) and by a side ratio with its angle (SAS).
 
-        def ratio(a: str, b: str, c: str, d: str) -> tuple[Reduced, Key]:
-            segments = (self.ratios.seg(a, b), self.ratios.seg(c, d))
-            found = ratios.get(segments)
-            if found is None:
-                reduced = _ratio(self.ratios, a, b, c, d)
-                found = ratios[segments] = (reduced, _full(reduced))
-            return found
-
-        for a, b, c in itertools.permutations(points, 3):
-            if store.line_of(a, b) == store.line_of(b, c):
+        Keys are hashes of the reduced forms (:class:`_Forms`), a few integer operations per triangle;
+        two triangles of one key are compared on their exact reduced forms before they are paired.
+        """
+        forms = _Forms(self.angles, self.ratios)
+        sss: dict[tuple[int, int], Triple] = {}
+        sas: dict[tuple[int, int, Coef], list[Triple]] = {}
+        line_of, seg = self.angles.store.line_of, self.ratios.seg
+        for triple in itertools.permutations(points, 3):
+            a, b, c = triple
+            ab, bc = line_of(a, b), line_of(b, c)
+            if ab == bc:
                 continue
-            (r1, k1), (r2, k2) = ratio(a, b, b, c), ratio(b, c, c, a)
-            head = sss.setdefault((k1, k2), ((a, b, c), r1.sources | r2.sources))
-            if head[0] != (a, b, c):
-                self.pair(head[0], (a, b, c), head[1] | r1.sources | r2.sources, known)
-            lines = (store.line_of(b, a), store.line_of(b, c))
-            turn = turns.get(lines)
-            if turn is None:
-                reduced = self.angles.angle(*lines)
-                turn = turns[lines] = (
-                    reduced,
-                    _angle_key(self.angles, reduced, 1),
-                    _angle_key(self.angles, reduced, -1),
-                )
-            side, side_key = ratio(b, a, b, c)
-            self._side_angle_side((a, b, c), sas, side_key, turn[1:], side.sources | turn[0].sources, known)
+            h1, h2, h3 = forms.log(seg(a, b))[1], forms.log(seg(b, c))[1], forms.log(seg(c, a))[1]
+            side = (h1 - h2) % _PRIME
+            head = sss.setdefault((side, (h2 - h3) % _PRIME), triple)
+            if head != triple and forms.shape(head) == forms.shape(triple):
+                self.pair(head, triple, forms.shape_sources(head) | forms.shape_sources(triple), known)
+            (_, b1, c1), (_, b2, c2) = forms.direction(ab), forms.direction(bc)
+            body, constant = (b1 - b2) % _PRIME, c1 - c2
+            self._side_angle_side(
+                triple,
+                sas,
+                forms,
+                (side, body, constant % 180),
+                (side, -body % _PRIME, -constant % 180),
+                known,
+            )
 
     def _side_angle_side(
         self,
         triple: Triple,
-        sas: dict[Key, list[tuple[Triple, frozenset[int]]]],
-        ratio: Key,
-        turns: tuple[Key, Key],
-        sources: frozenset[int],
+        sas: dict[tuple[int, int, Coef], list[Triple]],
+        forms: _Forms,
+        same: tuple[int, int, Coef],
+        mirrored: tuple[int, int, Coef],
         known: set[object],
     ) -> None:
         """Pair a triangle with the first earlier one of equal side ratio and angle that really matches.
 
-        ``turns`` are the keys of the angle at the vertex and of its negation (a mirrored match). Equal
-        directed angles between lines may be supplementary angles of the triangles (a vertex angle and its
-        neighbour along a line), so several candidates of one key are tried.
+        ``same`` and ``mirrored`` key the side ratio with the angle at the vertex and with its negation
+        (a mirrored match). Equal directed angles between lines may be supplementary angles of the
+        triangles (a vertex angle and its neighbour along a line), so several candidates of one key are
+        tried.
         """
-        for sign, turn in zip((1, -1), turns, strict=True):
-            for other, other_sources in sas.get((ratio, turn), [])[:MAX_TRIED]:
+        for sign, key in ((1, same), (-1, mirrored)):
+            for other in sas.get(key, [])[:MAX_TRIED]:
+                if other == triple or forms.side_angle(other, 1) != forms.side_angle(triple, sign):
+                    continue
+                sources = forms.side_angle_sources(other) | forms.side_angle_sources(triple)
                 orientation = ("same",) if sign == 1 else ("opposite",)
-                if other != triple and self.pair(other, triple, other_sources | sources, known, orientation):
+                if self.pair(other, triple, sources, known, orientation):
                     break
-        sas.setdefault((ratio, turns[0]), []).append((triple, sources))
+        sas.setdefault(same, []).append(triple)
+
+
+_PRIME = (1 << 61) - 1
+"""Triangle keys are sums of per-variable weights modulo this prime."""
+
+
+def _weight(var: Hashable) -> int:
+    """A fixed pseudo-random weight of a variable (the same in every process: not ``hash``)."""
+    digest = hashlib.blake2b(repr(var).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % _PRIME
+
+
+def _residue(coef: Coef) -> int:
+    """An exact rational modulo :data:`_PRIME`."""
+    if type(coef) is int:
+        return coef % _PRIME
+    return coef.numerator * pow(coef.denominator, -1, _PRIME) % _PRIME
+
+
+class _Forms:
+    """Each segment's log-length and each line's direction, reduced once, with a hash of each form.
+
+    Reduction against a fully reduced system is linear, so a ratio of two segments or an angle between
+    two lines is the difference of two forms, and its hash the difference of their hashes: equal forms
+    have equal hashes, and unequal forms collide with probability about 2^-61 (the exact forms are
+    compared before any pair is recorded, so a collision can only hide a match, never make one).
+    """
+
+    def __init__(self, angles: AngleSystem, ratios: RatioSystem) -> None:
+        self.angles, self.ratios = angles, ratios
+        self._weights: dict[Hashable, int] = {}
+        self._logs: dict[Hashable, tuple[Reduced, int]] = {}
+        self._directions: dict[int, tuple[Reduced, int, Coef]] = {}
+        self._ratios: dict[tuple[Hashable, Hashable], Key] = {}
+        self._turns: dict[tuple[int, int, int], Key] = {}
+
+    def _hash(self, expr: Expr, skip: Hashable = None) -> int:
+        total = 0
+        for var, coef in expr.items():
+            if var == skip:
+                continue
+            weight = self._weights.get(var)
+            if weight is None:
+                weight = self._weights[var] = _weight(var)
+            total += _residue(coef) * weight
+        return total % _PRIME
+
+    def log(self, segment: Hashable) -> tuple[Reduced, int]:
+        """The reduced log-length of a segment variable and its hash."""
+        found = self._logs.get(segment)
+        if found is None:
+            reduced = self.ratios.system.reduce({segment: 1})
+            found = self._logs[segment] = (reduced, self._hash(reduced.expr))
+        return found
+
+    def direction(self, line: int) -> tuple[Reduced, int, Coef]:
+        """The reduced direction of a line class, the hash of its variable part and its degrees."""
+        found = self._directions.get(line)
+        if found is None:
+            reduced = self.angles.system.reduce({("L", line): 1})
+            found = self._directions[line] = (
+                reduced,
+                self._hash(reduced.expr, DEG),
+                reduced.expr.get(DEG, 0),
+            )
+        return found
+
+    def _ratio(self, first: Hashable, second: Hashable) -> Key:
+        found = self._ratios.get((first, second))
+        if found is None:
+            found = self._ratios[first, second] = _full(difference(self.log(first)[0], self.log(second)[0]))
+        return found
+
+    def shape(self, triple: Triple) -> tuple[Key, Key]:
+        """The exact side-side-side key: ``|a b| / |b c|`` and ``|b c| / |c a|``, reduced."""
+        a, b, c = triple
+        seg = self.ratios.seg
+        return self._ratio(seg(a, b), seg(b, c)), self._ratio(seg(b, c), seg(c, a))
+
+    def shape_sources(self, triple: Triple) -> frozenset[int]:
+        """The rows behind :meth:`shape`."""
+        a, b, c = triple
+        seg = self.ratios.seg
+        return (
+            self.log(seg(a, b))[0].sources | self.log(seg(b, c))[0].sources | self.log(seg(c, a))[0].sources
+        )
+
+    def side_angle(self, triple: Triple, sign: int) -> tuple[Key, Key]:
+        """The exact side-angle-side key: ``|b a| / |b c|`` and the directed angle at ``b`` (times ``sign``)."""
+        a, b, c = triple
+        seg, line_of = self.ratios.seg, self.angles.store.line_of
+        lines = (line_of(b, a), line_of(b, c), sign)
+        turn = self._turns.get(lines)
+        if turn is None:
+            reduced = difference(self.direction(lines[0])[0], self.direction(lines[1])[0])
+            turn = self._turns[lines] = _angle_key(reduced, sign)
+        return self._ratio(seg(b, a), seg(b, c)), turn
+
+    def side_angle_sources(self, triple: Triple) -> frozenset[int]:
+        """The rows behind :meth:`side_angle`."""
+        a, b, c = triple
+        seg, line_of = self.ratios.seg, self.angles.store.line_of
+        return (
+            self.log(seg(b, a))[0].sources
+            | self.log(seg(b, c))[0].sources
+            | self.direction(line_of(b, a))[0].sources
+            | self.direction(line_of(b, c))[0].sources
+        )
 
 
 def triangle_findings(
